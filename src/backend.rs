@@ -1,0 +1,74 @@
+//! [`Backend`]: the host-slice interface shared by the CPU backends and the GPU.
+
+use crate::error::Result;
+use crate::monoid::Monoid;
+
+/// Reduce and scan over host slices, for any [`Monoid`].
+///
+/// Implemented by [`crate::cpu::Sequential`] (the reference), [`crate::cpu::Parallel`] (rayon)
+/// and [`crate::Gpu`]. All give the same results: exactly for exact operators, and up to
+/// rounding for floats (they group operations differently).
+///
+/// Definitions, for `xs = [x0, x1, ..., x(n-1)]` and `⊕ = combine`:
+///
+/// - `reduce(xs) = e ⊕ x0 ⊕ x1 ⊕ ... ⊕ x(n-1)` (`e` for an empty slice)
+/// - `inclusive_scan(xs)[i] = x0 ⊕ ... ⊕ xi`
+/// - `exclusive_scan(xs, init)[i] = init ⊕ x0 ⊕ ... ⊕ x(i-1)` (so `[0]` is `init`)
+/// - `exclusive_scan_total` also returns `init ⊕ x0 ⊕ ... ⊕ x(n-1)`: the size of the buffer
+///   when the scan computes allocation offsets.
+///
+/// ```
+/// use monoscan::{Backend, cpu::{Parallel, Sequential}, ops::Sum};
+/// let xs: Vec<u64> = (1..=1000).collect();
+/// let (offsets, total) = Parallel::default().exclusive_scan_total(&Sum::new(), &xs, 0).unwrap();
+/// assert_eq!(offsets[..3], [0, 1, 3]);
+/// assert_eq!(total, 500_500);
+/// assert_eq!(Sequential.reduce(&Sum::new(), &xs).unwrap(), total);
+/// ```
+pub trait Backend {
+    /// A one-line description (`"cpu (sequential)"`, `"gpu 0: NVIDIA H100 80GB HBM3"`).
+    fn describe(&self) -> String;
+
+    /// The fold of `xs`, in order.
+    fn reduce<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<M::Elem>;
+
+    /// Replaces `xs` by its inclusive scan.
+    fn inclusive_scan_in_place<M: Monoid>(&self, m: &M, xs: &mut [M::Elem]) -> Result<()>;
+
+    /// Replaces `xs` by its exclusive scan starting from `init`; returns the total.
+    fn exclusive_scan_in_place<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &mut [M::Elem],
+        init: M::Elem,
+    ) -> Result<M::Elem>;
+
+    /// The inclusive scan of `xs`.
+    fn inclusive_scan<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<Vec<M::Elem>> {
+        let mut out = xs.to_vec();
+        self.inclusive_scan_in_place(m, &mut out)?;
+        Ok(out)
+    }
+
+    /// The exclusive scan of `xs` starting from `init`.
+    fn exclusive_scan<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &[M::Elem],
+        init: M::Elem,
+    ) -> Result<Vec<M::Elem>> {
+        Ok(self.exclusive_scan_total(m, xs, init)?.0)
+    }
+
+    /// The exclusive scan of `xs` starting from `init`, and the total.
+    fn exclusive_scan_total<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &[M::Elem],
+        init: M::Elem,
+    ) -> Result<(Vec<M::Elem>, M::Elem)> {
+        let mut out = xs.to_vec();
+        let total = self.exclusive_scan_in_place(m, &mut out, init)?;
+        Ok((out, total))
+    }
+}

@@ -1,0 +1,12 @@
+//! CPU execution: the sequential reference and a parallel backend on rayon.
+//!
+//! [`seq`] holds the definitions every other result is checked against; [`Parallel`] computes
+//! the same thing with a three-phase blocked scan (reduce each chunk, scan the chunk totals,
+//! scan each chunk from its carry), which keeps sequence order and so is right for
+//! non-commutative operators.
+
+mod par;
+pub mod seq;
+
+pub use par::Parallel;
+pub use seq::Sequential;

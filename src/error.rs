@@ -1,0 +1,160 @@
+//! The crate's one error type.
+//!
+//! Everything that can go wrong on the way from an operator to a result is a variant here: no
+//! driver, no NVRTC, no device, a compile error (with the NVRTC log and the numbered source), a
+//! layout mismatch between the Rust element and its CUDA twin, out-of-memory and bad arguments.
+//! None of these panics.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// `Result` with [`Error`] as the error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything monoscan can report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    #[error(
+        "no CUDA driver: libcuda.so could not be loaded. Install the NVIDIA driver (it ships \
+         libcuda.so) or use the CPU backend (`--backend cpu`)"
+    )]
+    NoDriver,
+
+    /// The driver loaded but there is no device with the requested ordinal.
+    #[error("no CUDA device {requested}: {available} device(s) visible{}", detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    NoDevice {
+        /// The ordinal asked for.
+        requested: usize,
+        /// How many devices the driver reports.
+        available: usize,
+        /// The driver's own words, when it gave any.
+        detail: Option<String>,
+    },
+
+    /// NVRTC (`libnvrtc.so`) could not be found or loaded.
+    #[error(
+        "NVRTC not found (searched: {}). Install it with `pip install nvidia-cuda-nvrtc==13.0.88` \
+         (or a CUDA toolkit) and point MONOSCAN_NVRTC_DIR at the folder holding libnvrtc.so.13, \
+         or add that folder to LD_LIBRARY_PATH", display_paths(searched))]
+    NoNvrtc {
+        /// The places that were tried.
+        searched: Vec<PathBuf>,
+    },
+
+    /// NVRTC rejected a generated kernel.
+    #[error("{0}")]
+    Compile(Box<CompileFailure>),
+
+    /// The Rust element type and its CUDA declaration disagree in size or alignment.
+    #[error(
+        "layout mismatch for element `{cuda_type}`: Rust says size {rust_size}, align {rust_align}, \
+         but the CUDA declaration differs (NVRTC: {log})"
+    )]
+    Layout {
+        /// The C++ type name.
+        cuda_type: String,
+        /// `size_of` of the Rust type.
+        rust_size: usize,
+        /// `align_of` of the Rust type.
+        rust_align: usize,
+        /// The static_assert lines of the NVRTC log.
+        log: String,
+    },
+
+    /// A device allocation failed.
+    #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Free bytes on the device at the time.
+        free: usize,
+        /// Total bytes on the device.
+        total: usize,
+    },
+
+    /// An argument was out of its domain (lengths, sizes, parameters, names).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+
+    /// An NVRTC call other than compilation failed.
+    #[error("NVRTC error: {0}")]
+    Nvrtc(String),
+
+    /// A template failed to render (a bug in monoscan, reported rather than panicking).
+    #[error("template error: {0}")]
+    Template(String),
+
+    /// A file operation the caller asked for (cache listing or clearing) failed.
+    #[error("I/O error on {path}: {message}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// What the OS said.
+        message: String,
+    },
+}
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "the loader's search path".to_string();
+    }
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Everything known about a failed compilation.
+#[derive(Debug, Clone)]
+pub struct CompileFailure {
+    /// The kernel set (module) that failed.
+    pub kernel: String,
+    /// The NVRTC options used.
+    pub options: Vec<String>,
+    /// NVRTC's log, verbatim.
+    pub log: String,
+    /// The full generated source.
+    pub generated: String,
+    /// Numbered source lines around each error, ready to print.
+    pub excerpt: String,
+    /// Whether at least one error lies inside the user's own CUDA snippet.
+    pub in_user_snippet: bool,
+}
+
+impl fmt::Display for CompileFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let whose = if self.in_user_snippet {
+            "the error lies inside the operator's CUDA snippet"
+        } else {
+            "the error lies in generated code outside the operator's snippet"
+        };
+        writeln!(f, "NVRTC failed to compile kernel set `{}` ({whose})", self.kernel)?;
+        writeln!(f, "options: {}", self.options.join(" "))?;
+        writeln!(f, "log:\n{}", self.log.trim_end())?;
+        write!(f, "source:\n{}", self.excerpt)
+    }
+}
+
+impl Error {
+    /// A bad argument, with the reason.
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+
+    /// Whether this error means "no GPU stack here" (driver, device or NVRTC missing), as
+    /// opposed to a real failure. Tests and the CLI's `auto` backend use this to decide whether
+    /// to skip or fall back.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            Error::NoDriver | Error::NoDevice { .. } | Error::NoNvrtc { .. }
+        )
+    }
+}

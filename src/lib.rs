@@ -1,0 +1,28 @@
+//! # monoscan
+//!
+//! Any associative operator, turned into GPU reduce and scan kernels.
+//!
+//! Describe a monoid once: its element type, identity and combine as Rust (the host semantics,
+//! the ground truth of every test) and the same combine as a CUDA C++ snippet. monoscan renders
+//! specialised kernels from templates, compiles them at run time with NVRTC, caches them in
+//! memory and on disk, and launches them. Without a GPU, the same calls run on the CPU.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+extern crate self as monoscan;
+
+mod approx;
+mod backend;
+pub mod cpu;
+mod element;
+mod error;
+pub mod literal;
+mod monoid;
+pub mod ops;
+
+pub use approx::{ApproxEq, Tolerance};
+pub use backend::Backend;
+pub use cudarc::driver::DeviceRepr;
+pub use element::{guarded_definition, ident_fragment, Element};
+pub use error::{CompileFailure, Error, Result};
+pub use monoid::{CudaOp, Monoid, Param};
