@@ -101,7 +101,10 @@ mod tests {
 
     #[test]
     fn tolerance_bounds() {
-        let t = Tolerance { rel: 1e-6, abs: 1e-3 };
+        let t = Tolerance {
+            rel: 1e-6,
+            abs: 1e-3,
+        };
         assert!(t.close(0.0, 0.0009));
         assert!(!t.close(0.0, 0.002));
         assert!(t.close(1e9, 1e9 + 100.0));

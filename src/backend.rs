@@ -29,6 +29,12 @@ pub trait Backend {
     /// A one-line description (`"cpu (sequential)"`, `"gpu 0: NVIDIA H100 80GB HBM3"`).
     fn describe(&self) -> String;
 
+    /// Gets ready to run `m` (the GPU compiles or loads its kernels), so that later calls
+    /// measure only their own work. A no-op on the CPU.
+    fn prepare<M: Monoid>(&self, _m: &M) -> Result<()> {
+        Ok(())
+    }
+
     /// The fold of `xs`, in order.
     fn reduce<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<M::Elem>;
 

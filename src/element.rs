@@ -35,7 +35,9 @@ use std::fmt::Debug;
 /// The type must be `#[repr(C)]` (or a primitive), valid for any bit pattern the device
 /// writes into it, and `cuda_definition` must declare a C++ type with the same fields in the
 /// same order, so that its size, alignment and field offsets equal Rust's.
-pub unsafe trait Element: DeviceRepr + Copy + Send + Sync + Debug + PartialEq + 'static {
+pub unsafe trait Element:
+    DeviceRepr + Copy + Send + Sync + Debug + PartialEq + 'static
+{
     /// The C++ name of the type (`int`, `double`, `my_struct`).
     fn cuda_name() -> String;
 

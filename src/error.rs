@@ -37,7 +37,9 @@ pub enum Error {
     #[error(
         "NVRTC not found (searched: {}). Install it with `pip install nvidia-cuda-nvrtc==13.0.88` \
          (or a CUDA toolkit) and point MONOSCAN_NVRTC_DIR at the folder holding libnvrtc.so.13, \
-         or add that folder to LD_LIBRARY_PATH", display_paths(searched))]
+         or add that folder to LD_LIBRARY_PATH",
+        display_paths(searched)
+    )]
     NoNvrtc {
         /// The places that were tried.
         searched: Vec<PathBuf>,
@@ -135,7 +137,11 @@ impl fmt::Display for CompileFailure {
         } else {
             "the error lies in generated code outside the operator's snippet"
         };
-        writeln!(f, "NVRTC failed to compile kernel set `{}` ({whose})", self.kernel)?;
+        writeln!(
+            f,
+            "NVRTC failed to compile kernel set `{}` ({whose})",
+            self.kernel
+        )?;
         writeln!(f, "options: {}", self.options.join(" "))?;
         writeln!(f, "log:\n{}", self.log.trim_end())?;
         write!(f, "source:\n{}", self.excerpt)

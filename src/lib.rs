@@ -11,18 +11,28 @@
 
 extern crate self as monoscan;
 
+mod algorithm;
 mod approx;
 mod backend;
+pub mod cache;
+pub mod codegen;
 pub mod cpu;
 mod element;
 mod error;
+mod gpu;
+pub mod jit;
+pub mod lab;
+pub mod laws;
 pub mod literal;
 mod monoid;
 pub mod ops;
+pub mod verify;
 
+pub use algorithm::Algorithm;
 pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
 pub use cudarc::driver::DeviceRepr;
 pub use element::{guarded_definition, ident_fragment, Element};
 pub use error::{CompileFailure, Error, Result};
+pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, Scanner, Timing};
 pub use monoid::{CudaOp, Monoid, Param};

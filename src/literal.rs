@@ -23,7 +23,11 @@ pub fn unsigned(ctype: &str, v: u64) -> String {
 pub fn f32(v: f32) -> String {
     if v.is_finite() {
         let s = format!("{v:?}");
-        let s = if s.contains(['.', 'e']) { s } else { format!("{s}.0") };
+        let s = if s.contains(['.', 'e']) {
+            s
+        } else {
+            format!("{s}.0")
+        };
         format!("{s}f")
     } else {
         format!("__builtin_bit_cast(float, 0x{:08x}u)", v.to_bits())

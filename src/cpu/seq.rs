@@ -92,7 +92,7 @@ impl Backend for Sequential {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::{MatMulMod, Mat2, Sum};
+    use crate::ops::{Mat2, MatMulMod, Sum};
 
     #[test]
     fn definitions() {

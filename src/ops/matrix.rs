@@ -29,7 +29,10 @@ unsafe impl Element for Mat2 {
         "monoscan_mat2".to_string()
     }
     fn cuda_definition() -> String {
-        guarded_definition("monoscan_mat2", "struct monoscan_mat2 { unsigned int m[4]; };")
+        guarded_definition(
+            "monoscan_mat2",
+            "struct monoscan_mat2 { unsigned int m[4]; };",
+        )
     }
 }
 
@@ -55,7 +58,7 @@ pub struct MatMulMod {
 impl MatMulMod {
     /// The operator modulo `p`; `p` must be a prime below `2^31`.
     pub fn new(p: u32) -> Result<Self> {
-        if p < 2 || p >= 1 << 31 {
+        if !(2..1 << 31).contains(&p) {
             return Err(Error::invalid(format!(
                 "matrix modulus {p} must lie in 2..2^31"
             )));
@@ -92,7 +95,10 @@ fn is_prime(p: u32) -> bool {
         return false;
     }
     let p = u64::from(p);
-    (3..).step_by(2).take_while(|d| d * d <= p).all(|d| p % d != 0)
+    (3..)
+        .step_by(2)
+        .take_while(|d| d * d <= p)
+        .all(|d| p % d != 0)
 }
 
 impl Monoid for MatMulMod {

@@ -163,7 +163,10 @@ mod tests {
     fn integer_semantics_wrap() {
         assert_eq!(i8::MAX.add(1), i8::MIN);
         assert_eq!(200u8.mul(2), 144);
-        assert_eq!(i64::MIN.literal(), "((long long)(-9223372036854775807LL - 1LL))");
+        assert_eq!(
+            i64::MIN.literal(),
+            "((long long)(-9223372036854775807LL - 1LL))"
+        );
         assert_eq!(u8::from_u64(256), None);
         assert_eq!(u8::from_u64(255), Some(255));
     }

@@ -47,7 +47,10 @@ unsafe impl<T: Element> Element for Flagged<T> {
         let inner = T::cuda_definition();
         let own = guarded_definition(
             &name,
-            &format!("struct {name} {{ {} value; unsigned int flag; }};", T::cuda_name()),
+            &format!(
+                "struct {name} {{ {} value; unsigned int flag; }};",
+                T::cuda_name()
+            ),
         );
         format!("{inner}{own}")
     }

@@ -1,0 +1,246 @@
+//! Compiled-kernel caches: in memory (per process) and on disk (across processes).
+//!
+//! [`KernelCache::get`] turns an operator and a [`KernelSpec`] into a compiled module: a memory
+//! hit costs a hash-map lookup; otherwise the source is rendered, its [`key`] derived, and the
+//! disk entry loaded and verified; only when both miss does NVRTC run, and the result is
+//! written back. Loaded driver modules are cached per device by [`crate::Gpu`] on top of this.
+
+mod disk;
+pub mod key;
+
+pub use disk::{read_entry, Entry, Kind};
+
+use crate::codegen::{self, KernelSpec, Rendered};
+use crate::error::{Error, Result};
+use crate::jit::{self, Compiled, Target};
+use crate::monoid::CudaOp;
+use disk::{Disk, Loaded};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Where compiled kernels are kept on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheConfig {
+    dir: Option<PathBuf>,
+}
+
+impl CacheConfig {
+    /// `$MONOSCAN_CACHE_DIR` if set (`off` or empty: memory only), else the platform cache
+    /// folder (`~/.cache/monoscan` on Linux).
+    pub fn from_env() -> Self {
+        match std::env::var_os("MONOSCAN_CACHE_DIR") {
+            Some(v) if v.is_empty() || v == "off" => CacheConfig::memory_only(),
+            Some(v) => CacheConfig::dir(PathBuf::from(v)),
+            None => CacheConfig {
+                dir: dirs::cache_dir().map(|d| d.join("monoscan")),
+            },
+        }
+    }
+
+    /// Kernels on disk under `dir`.
+    pub fn dir(dir: impl Into<PathBuf>) -> Self {
+        CacheConfig {
+            dir: Some(dir.into()),
+        }
+    }
+
+    /// No disk layer.
+    pub fn memory_only() -> Self {
+        CacheConfig { dir: None }
+    }
+
+    /// The folder, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+}
+
+/// Counters of what the cache did, for tests and reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Modules found in memory.
+    pub memory_hits: u64,
+    /// Modules read from disk.
+    pub disk_hits: u64,
+    /// NVRTC compilations.
+    pub compiles: u64,
+    /// Disk entries that failed verification (and were replaced).
+    pub corrupt: u64,
+}
+
+/// A compiled module and what produced it.
+#[derive(Debug)]
+pub struct Module {
+    /// The rendered source and entry-point prefix.
+    pub rendered: Rendered,
+    /// The image.
+    pub compiled: Compiled,
+    /// What it is (`sum_i32 single-pass-b256x16-packed64`).
+    pub label: String,
+}
+
+type MemKey = (CudaOp, KernelSpec, Target);
+
+/// The two cache layers.
+#[derive(Debug)]
+pub struct KernelCache {
+    disk: Option<Disk>,
+    memory: Mutex<HashMap<MemKey, Arc<Module>>>,
+    memory_hits: AtomicU64,
+    disk_hits: AtomicU64,
+    compiles: AtomicU64,
+    corrupt: AtomicU64,
+}
+
+impl KernelCache {
+    /// A cache with its own memory layer and the given disk layer.
+    pub fn new(config: CacheConfig) -> Self {
+        KernelCache {
+            disk: config.dir.map(Disk::new),
+            memory: Mutex::new(HashMap::new()),
+            memory_hits: AtomicU64::new(0),
+            disk_hits: AtomicU64::new(0),
+            compiles: AtomicU64::new(0),
+            corrupt: AtomicU64::new(0),
+        }
+    }
+
+    /// The process-wide cache, configured by [`CacheConfig::from_env`].
+    pub fn global() -> Arc<KernelCache> {
+        static GLOBAL: OnceLock<Arc<KernelCache>> = OnceLock::new();
+        GLOBAL
+            .get_or_init(|| Arc::new(KernelCache::new(CacheConfig::from_env())))
+            .clone()
+    }
+
+    /// The disk folder, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.disk.as_ref().map(|d| d.dir())
+    }
+
+    /// What the cache has done so far.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            memory_hits: self.memory_hits.load(Ordering::Relaxed),
+            disk_hits: self.disk_hits.load(Ordering::Relaxed),
+            compiles: self.compiles.load(Ordering::Relaxed),
+            corrupt: self.corrupt.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Drops the memory layer (the disk layer stays).
+    pub fn clear_memory(&self) {
+        self.lock().clear();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<MemKey, Arc<Module>>> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The module `spec` of `op` compiled for `target`: from memory, from disk, or compiled.
+    pub fn get(&self, op: &CudaOp, spec: KernelSpec, target: Target) -> Result<Arc<Module>> {
+        let mkey = (op.clone(), spec, target);
+        if let Some(m) = self.lock().get(&mkey) {
+            self.memory_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(m.clone());
+        }
+        let module = Arc::new(self.load_or_compile(op, spec, target)?);
+        self.lock().insert(mkey, module.clone());
+        Ok(module)
+    }
+
+    fn load_or_compile(&self, op: &CudaOp, spec: KernelSpec, target: Target) -> Result<Module> {
+        let rendered = codegen::render(op, &spec)?;
+        let info = jit::nvrtc()?;
+        let arch = target.arch();
+        let key = key::derive(&rendered.source, &jit::options(target), info.version, &arch);
+        let mut label = format!("{} {}", op.name, spec.set.name());
+        if spec.instrument {
+            label.push_str(" instrumented");
+        }
+        let kind = match target {
+            Target::Cubin(_) => Kind::Cubin,
+            Target::Ptx(_) => Kind::Ptx,
+        };
+        if let Some(disk) = &self.disk {
+            match disk.load(&arch, &key) {
+                Loaded::Hit(e) if e.kind == kind => {
+                    self.disk_hits.fetch_add(1, Ordering::Relaxed);
+                    let compiled = Compiled {
+                        target,
+                        image: e.payload,
+                    };
+                    return Ok(Module {
+                        rendered,
+                        compiled,
+                        label,
+                    });
+                }
+                Loaded::Hit(_) | Loaded::Missing => {}
+                Loaded::Corrupt(why) => {
+                    self.corrupt.fetch_add(1, Ordering::Relaxed);
+                    warn(&format!(
+                        "discarding a corrupt kernel cache entry ({why}); recompiling"
+                    ));
+                }
+            }
+        }
+        let compiled = jit::compile(&rendered, &label, target)?;
+        self.compiles.fetch_add(1, Ordering::Relaxed);
+        if let Some(disk) = &self.disk {
+            let entry = Entry {
+                kind,
+                label: label.clone(),
+                payload: compiled.image.clone(),
+            };
+            if let Err(why) = disk.store(&arch, &key, &entry) {
+                warn(&why);
+            }
+        }
+        Ok(Module {
+            rendered,
+            compiled,
+            label,
+        })
+    }
+
+    /// Every entry on disk: path, size in bytes, label (or why it is unreadable).
+    pub fn list(&self) -> Result<Vec<(PathBuf, u64, String)>> {
+        let Some(disk) = &self.disk else {
+            return Ok(Vec::new());
+        };
+        let files = disk.list().map_err(|e| Error::Io {
+            path: disk.versioned(),
+            message: e.to_string(),
+        })?;
+        Ok(files
+            .into_iter()
+            .map(|(p, size)| {
+                let label = read_entry(&p)
+                    .map(|e| e.label)
+                    .unwrap_or_else(|why| format!("(unreadable: {why})"));
+                (p, size, label)
+            })
+            .collect())
+    }
+
+    /// Removes every entry on disk; returns how many files were removed.
+    pub fn clear_disk(&self) -> Result<usize> {
+        let Some(disk) = &self.disk else { return Ok(0) };
+        let n = self.list()?.len();
+        let root = disk.versioned();
+        if root.exists() {
+            std::fs::remove_dir_all(&root).map_err(|e| Error::Io {
+                path: root.clone(),
+                message: e.to_string(),
+            })?;
+        }
+        Ok(n)
+    }
+}
+
+fn warn(msg: &str) {
+    eprintln!("monoscan: warning: {msg}");
+}

@@ -1,0 +1,152 @@
+//! Command-line definitions (clap derive) and the subcommand dispatcher.
+//!
+//! Adding a subcommand: write `src/cli/<name>.rs` with a `#[derive(clap::Args)]` struct and a
+//! `pub fn <name>(args) -> Result<(), CliError>`, add a variant to [`Command`] and one arm to
+//! [`execute`].
+
+pub mod dispatch;
+pub mod run;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+use std::fmt;
+use std::io::Write;
+
+/// Any associative operator -> GPU reduce and scan kernels, with exact CPU backends.
+///
+/// Without a subcommand, `monoscan` runs `monoscan run` with its defaults.
+#[derive(Parser, Debug)]
+#[command(name = "monoscan", version)]
+pub struct Cli {
+    /// What to do (default: `run`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Reduce and inclusive-scan the data 1..N under a built-in operator, timing both.
+    Run(run::RunArgs),
+}
+
+/// Runs the parsed command line.
+pub fn execute(cli: Cli) -> Result<(), CliError> {
+    match cli
+        .command
+        .unwrap_or_else(|| Command::Run(run::RunArgs::default()))
+    {
+        Command::Run(args) => run::run(&args),
+    }
+}
+
+/// Why a command failed; decides the exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CliError {
+    /// The arguments are wrong (exit status 2).
+    Usage(String),
+    /// The arguments are fine but the run failed (exit status 1).
+    Runtime(String),
+}
+
+impl CliError {
+    /// The process exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::Runtime(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Usage(m) | CliError::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<monoscan::Error> for CliError {
+    fn from(e: monoscan::Error) -> Self {
+        CliError::Runtime(e.to_string())
+    }
+}
+
+/// The command-line spelling of a value-enum variant (`bitand`, `i32`).
+pub fn value_name<T: clap::ValueEnum>(v: &T) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
+}
+
+// Helpers shared by the subcommands.
+
+/// `MemAvailable` from /proc/meminfo, in bytes; `None` when it cannot be read.
+pub fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// `bytes` in binary units with one decimal (`23.0 GiB`).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// An empty vector with room for exactly `len` elements, or an error naming `what` (never an
+/// abort on allocation failure).
+pub fn allocate<T>(len: usize, what: &str) -> Result<Vec<T>, CliError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|e| {
+        let bytes = (len as u128) * (std::mem::size_of::<T>() as u128);
+        CliError::Runtime(format!(
+            "cannot allocate the {what} ({len} elements, {bytes} bytes): {e}"
+        ))
+    })?;
+    Ok(v)
+}
+
+/// `x` as compact JSON.
+pub fn json<T: Serialize + ?Sized>(x: &T) -> Result<String, CliError> {
+    serde_json::to_string(x).map_err(|e| CliError::Runtime(format!("cannot serialize: {e}")))
+}
+
+/// Writes to stdout; a closed pipe (`monoscan run | head -1`) is not an error.
+pub fn emit(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::Runtime(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn default_run_args_match_clap_defaults() {
+        let parsed = Cli::try_parse_from(["monoscan", "run"]).unwrap();
+        let Some(Command::Run(args)) = parsed.command else {
+            panic!("`run` did not parse as Command::Run");
+        };
+        assert_eq!(args, run::RunArgs::default());
+    }
+}

@@ -1,0 +1,178 @@
+//! Tile shapes for the tiled kernels, per element size and architecture.
+
+use crate::error::{Error, Result};
+
+/// Static shared memory a block may use without opting in to more.
+pub const SMEM_LIMIT: usize = 48 * 1024;
+
+/// How the single-pass scan stores each tile's status and value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StateLayout {
+    /// Status and value in one 64-bit word (elements of 1 to 4 bytes).
+    Packed64,
+    /// Status and value in one 128-bit word (elements of 5 to 8 bytes).
+    Packed128,
+    /// A status array plus value arrays, ordered by release/acquire (larger elements).
+    Separate,
+}
+
+impl StateLayout {
+    /// The layout for elements of `size` bytes.
+    pub fn for_size(size: usize) -> Self {
+        match size {
+            0..=4 => StateLayout::Packed64,
+            5..=8 => StateLayout::Packed128,
+            _ => StateLayout::Separate,
+        }
+    }
+
+    /// The name used in templates and module names.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StateLayout::Packed64 => "packed64",
+            StateLayout::Packed128 => "packed128",
+            StateLayout::Separate => "separate",
+        }
+    }
+
+    /// Bytes of the persistent status array per tile (for the separate layout the values live
+    /// in per-call scratch, two elements per tile).
+    pub fn status_bytes(&self) -> u64 {
+        match self {
+            StateLayout::Packed64 => 8,
+            StateLayout::Packed128 => 16,
+            StateLayout::Separate => 4,
+        }
+    }
+}
+
+/// Threads and items per thread of a tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TileShape {
+    /// Threads per block (a multiple of 32, at most 1024).
+    pub block: u32,
+    /// Consecutive elements per thread.
+    pub items: u32,
+    /// The single-pass state layout.
+    pub layout: StateLayout,
+}
+
+impl TileShape {
+    /// Elements per tile.
+    pub fn tile(&self) -> u64 {
+        u64::from(self.block) * u64::from(self.items)
+    }
+
+    /// `b256x16-packed64`.
+    pub fn name(&self) -> String {
+        format!("b{}x{}-{}", self.block, self.items, self.layout.name())
+    }
+
+    /// Static shared memory of the tiled kernels for elements of `size` bytes.
+    pub fn smem_bytes(&self, size: usize) -> usize {
+        let (b, i) = (self.block as usize, self.items as usize);
+        let warps = b / 32;
+        warps * (32 * i + i) * size + warps * size + size + 16
+    }
+}
+
+/// The tile shape for elements of `size` bytes on compute capability `cc` (`90` for sm_90).
+/// `MONOSCAN_TILE=<threads>x<items>` overrides it (for tuning).
+pub fn tile_shape(size: usize, cc: u32) -> Result<TileShape> {
+    let layout = StateLayout::for_size(size);
+    if let Ok(v) = std::env::var("MONOSCAN_TILE") {
+        let parsed = v
+            .split_once('x')
+            .and_then(|(b, i)| Some((b.trim().parse().ok()?, i.trim().parse().ok()?)));
+        let (block, items) = parsed.ok_or_else(|| {
+            Error::invalid(format!("MONOSCAN_TILE={v}: expected <threads>x<items>"))
+        })?;
+        let shape = TileShape {
+            block,
+            items,
+            layout,
+        };
+        return check(shape, size);
+    }
+    // Aim at about 16 KiB of data per tile: enough bytes in flight per SM for bandwidth, few
+    // enough registers for occupancy.
+    let (block, items) = match size {
+        0..=1 => (256, 32),
+        2 => (256, 24),
+        3..=4 => (256, if cc >= 90 { 16 } else { 12 }),
+        5..=8 => (256, 8),
+        9..=16 => (128, 8),
+        17..=32 => (128, 4),
+        33..=64 => (128, 2),
+        _ => (64, 1),
+    };
+    let mut shape = TileShape {
+        block,
+        items,
+        layout,
+    };
+    while shape.smem_bytes(size) > SMEM_LIMIT && shape.items > 1 {
+        shape.items /= 2;
+    }
+    while shape.smem_bytes(size) > SMEM_LIMIT && shape.block > 32 {
+        shape.block /= 2;
+    }
+    check(shape, size)
+}
+
+fn check(shape: TileShape, size: usize) -> Result<TileShape> {
+    if shape.block == 0 || shape.block % 32 != 0 || shape.block > 1024 || shape.items == 0 {
+        return Err(Error::invalid(format!(
+            "tile shape {}x{}: threads must be a multiple of 32 up to 1024, items at least 1",
+            shape.block, shape.items
+        )));
+    }
+    if shape.smem_bytes(size) > SMEM_LIMIT {
+        return Err(Error::invalid(format!(
+            "elements of {size} bytes are too large: a tile of {}x{} needs {} bytes of shared memory (limit {SMEM_LIMIT})",
+            shape.block,
+            shape.items,
+            shape.smem_bytes(size)
+        )));
+    }
+    Ok(shape)
+}
+
+/// Threads per block of the textbook kernels for elements of `size` bytes: the largest power
+/// of two up to 1024 whose Brent-Kung section (2 x threads elements) fits in shared memory.
+pub fn textbook_block(size: usize) -> Result<u32> {
+    let mut block = 1024u32;
+    while block >= 32 && 2 * block as usize * size + size > SMEM_LIMIT {
+        block /= 2;
+    }
+    if block < 32 {
+        return Err(Error::invalid(format!(
+            "elements of {size} bytes are too large for the textbook kernels (at most {} bytes)",
+            (SMEM_LIMIT - 64) / 65
+        )));
+    }
+    Ok(block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_fit_shared_memory() {
+        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+            let s = tile_shape(size, 90).unwrap();
+            assert!(s.smem_bytes(size) <= SMEM_LIMIT, "size {size}: {s:?}");
+            assert_eq!(s.layout, StateLayout::for_size(size));
+        }
+        assert!(tile_shape(10_000, 90).is_err());
+    }
+
+    #[test]
+    fn textbook_blocks() {
+        assert_eq!(textbook_block(4).unwrap(), 1024);
+        assert_eq!(textbook_block(16).unwrap(), 1024);
+        assert_eq!(textbook_block(32).unwrap(), 512);
+        assert!(textbook_block(1000).is_err());
+    }
+}

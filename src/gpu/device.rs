@@ -1,0 +1,87 @@
+//! Opening a device: driver present, device present, its properties.
+
+use crate::error::{Error, Result};
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{CudaContext, DriverError};
+use std::sync::Arc;
+
+/// What monoscan needs to know about a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The ordinal.
+    pub ordinal: usize,
+    /// The marketing name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability as `major * 10 + minor` (`90`).
+    pub cc: u32,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Total device memory in bytes.
+    pub total_mem: usize,
+}
+
+/// Whether the CUDA driver library can be loaded at all (never panics).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to open libcuda by its candidate names.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// How many devices the driver sees (`Err(NoDriver)` without a driver).
+pub fn device_count() -> Result<usize> {
+    if !driver_present() {
+        return Err(Error::NoDriver);
+    }
+    CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .map_err(|e| Error::NoDevice {
+            requested: 0,
+            available: 0,
+            detail: Some(e.to_string()),
+        })
+}
+
+/// Opens the primary context of device `ordinal`.
+pub fn open(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo)> {
+    let available = device_count()?;
+    if ordinal >= available {
+        return Err(Error::NoDevice {
+            requested: ordinal,
+            available,
+            detail: None,
+        });
+    }
+    let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice {
+        requested: ordinal,
+        available,
+        detail: Some(e.to_string()),
+    })?;
+    let info = info(&ctx)?;
+    Ok((ctx, info))
+}
+
+/// Reads the properties of the context's device.
+pub fn info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
+    let (major, minor) = ctx.compute_capability()?;
+    let sm_count = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    Ok(DeviceInfo {
+        ordinal: ctx.ordinal(),
+        name: ctx.name()?,
+        cc: (major * 10 + minor) as u32,
+        sm_count: sm_count.max(1) as u32,
+        total_mem: ctx.total_mem()?,
+    })
+}
+
+/// Maps an allocation failure to [`Error::OutOfMemory`] with the device's free memory.
+pub fn alloc_error(ctx: &Arc<CudaContext>, requested: usize, e: DriverError) -> Error {
+    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        let (free, total) = ctx.mem_get_info().unwrap_or((0, 0));
+        Error::OutOfMemory {
+            requested,
+            free,
+            total,
+        }
+    } else {
+        Error::Driver(e)
+    }
+}

@@ -1,0 +1,313 @@
+//! Kernel launches: the only place the executor runs device code.
+//!
+//! Every entry point of the templates has one typed launcher here. Device memory is passed as
+//! raw addresses (`u64`), obtained from cudarc's `DevicePtr`/`DevicePtrMut`, whose guards keep
+//! cudarc's stream synchronisation correct; the callers (`scan.rs`, `reduce.rs`) guarantee that
+//! each address is valid for the element count they pass.
+
+use crate::error::Result;
+use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+
+/// A 1-D launch of `blocks` blocks of `threads` threads.
+fn config(blocks: u64, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.clamp(1, i32::MAX as u64) as u32, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// `fill(out, n, value)`: out[0..n) = value.
+pub fn fill<T: DeviceRepr>(
+    s: &CudaStream,
+    f: &CudaFunction,
+    out: u64,
+    n: u64,
+    value: T,
+) -> Result<()> {
+    let blocks = n.div_ceil(256).min(65_535);
+    // SAFETY: the kernel is `(ms_elem* out, ms_u64 n, ms_elem value)`; `out` holds `n` elements
+    // of the element type `T` (the layout static_asserts tie `T` to ms_elem).
+    unsafe {
+        s.launch_builder(f)
+            .arg(&out)
+            .arg(&n)
+            .arg(&value)
+            .launch(config(blocks, 256))
+    }?;
+    Ok(())
+}
+
+/// `reduce_tree(in, out, n)` over `blocks` blocks of `threads`.
+pub fn reduce_tree(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    inp: u64,
+    out: u64,
+    n: u64,
+) -> Result<()> {
+    let blocks = n.div_ceil(2 * u64::from(threads));
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 n)`; `in` holds n elements, `out`
+    // one per block (ceil(n / 2*threads)); the grid is exactly that many blocks.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&inp)
+            .arg(&out)
+            .arg(&n)
+            .launch(config(blocks, threads))
+    }?;
+    Ok(())
+}
+
+/// Arguments of the textbook block scans (`ks_scan`, `bk_scan`).
+pub struct BlockScan<T> {
+    /// Input (n elements).
+    pub inp: u64,
+    /// Output (n elements; may equal `inp`).
+    pub out: u64,
+    /// One total per section, or 0 for none.
+    pub totals: u64,
+    /// Elements.
+    pub n: u64,
+    /// Exclusive scan (else inclusive).
+    pub exclusive: bool,
+    /// The seed of block 0 when `has_init`.
+    pub init: T,
+    /// Whether `init` applies.
+    pub has_init: bool,
+}
+
+/// `ks_scan`/`bk_scan` with `section` elements per block.
+pub fn block_scan<T: DeviceRepr>(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    section: u64,
+    a: &BlockScan<T>,
+) -> Result<()> {
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_elem* totals, ms_u64 n, int exclusive,
+    // ms_elem init, int has_init)`; in/out hold n elements, totals (when non-zero) one per
+    // section; the grid covers ceil(n / section) sections.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&a.inp)
+            .arg(&a.out)
+            .arg(&a.totals)
+            .arg(&a.n)
+            .arg(&excl)
+            .arg(&a.init)
+            .arg(&has)
+            .launch(config(a.n.div_ceil(section), threads))
+    }?;
+    Ok(())
+}
+
+/// `add_carry(out, carries, n, section, skip_first)`.
+#[allow(clippy::too_many_arguments)]
+pub fn add_carry(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    out: u64,
+    carries: u64,
+    n: u64,
+    section: u64,
+    skip_first: bool,
+) -> Result<()> {
+    let skip = i32::from(skip_first);
+    let blocks = n.div_ceil(u64::from(threads)).min(1 << 20);
+    // SAFETY: kernel `(ms_elem* out, const ms_elem* carries, ms_u64 n, ms_u64 section, int)`;
+    // out holds n elements and carries one per section; the kernel strides over n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&out)
+            .arg(&carries)
+            .arg(&n)
+            .arg(&section)
+            .arg(&skip)
+            .launch(config(blocks, threads))
+    }?;
+    Ok(())
+}
+
+/// `reduce_tiles(in, partials, n, tiles_per_block)` over `blocks` blocks.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_tiles(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    blocks: u64,
+    inp: u64,
+    partials: u64,
+    n: u64,
+    tiles_per_block: u64,
+) -> Result<()> {
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block)`;
+    // in holds n elements, partials one per block, and blocks * tiles_per_block covers n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&inp)
+            .arg(&partials)
+            .arg(&n)
+            .arg(&tiles_per_block)
+            .launch(config(blocks, threads))
+    }?;
+    Ok(())
+}
+
+/// `tile_totals(in, totals, n)`, one block per tile.
+pub fn tile_totals(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    tiles: u64,
+    inp: u64,
+    totals: u64,
+    n: u64,
+) -> Result<()> {
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* totals, ms_u64 n)`; totals holds one element
+    // per tile and the grid is one block per tile of n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&inp)
+            .arg(&totals)
+            .arg(&n)
+            .launch(config(tiles, threads))
+    }?;
+    Ok(())
+}
+
+/// Arguments of `tile_scan`.
+pub struct TileScan<T> {
+    /// Input (n elements).
+    pub inp: u64,
+    /// Output (n elements; may equal `inp`).
+    pub out: u64,
+    /// Elements.
+    pub n: u64,
+    /// One carry per tile (already including init), or 0.
+    pub carries: u64,
+    /// Exclusive scan (else inclusive).
+    pub exclusive: bool,
+    /// The seed when there are no carries and `has_init`.
+    pub init: T,
+    /// Whether `init` applies.
+    pub has_init: bool,
+    /// Where the last tile writes the total, or 0.
+    pub total: u64,
+}
+
+/// `tile_scan`, one block per tile.
+pub fn tile_scan<T: DeviceRepr>(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    tiles: u64,
+    a: &TileScan<T>,
+) -> Result<()> {
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 n, const ms_elem* carries,
+    // int exclusive, ms_elem init, int has_init, ms_elem* total_out)`; in/out hold n elements,
+    // carries (when set) one per tile, total (when set) one; one block per tile of n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&a.inp)
+            .arg(&a.out)
+            .arg(&a.n)
+            .arg(&a.carries)
+            .arg(&excl)
+            .arg(&a.init)
+            .arg(&has)
+            .arg(&a.total)
+            .launch(config(tiles, threads))
+    }?;
+    Ok(())
+}
+
+/// Arguments of `scan_single_pass`.
+pub struct SinglePass<T> {
+    /// Input (n elements).
+    pub inp: u64,
+    /// Output (n elements; may equal `inp`).
+    pub out: u64,
+    /// Elements.
+    pub n: u64,
+    /// Tiles (= blocks).
+    pub tiles: u32,
+    /// Per-tile status words (layout of the kernel set), zeroed once at allocation.
+    pub state: u64,
+    /// Per-tile aggregates (separate layout), else 0.
+    pub aggs: u64,
+    /// Per-tile inclusive prefixes (separate layout), else 0.
+    pub incls: u64,
+    /// The tile counter, zero at launch.
+    pub counter: u64,
+    /// This launch's epoch (never reused while state from it may remain).
+    pub epoch: u32,
+    /// Exclusive scan (else inclusive).
+    pub exclusive: bool,
+    /// The seed when `has_init`.
+    pub init: T,
+    /// Whether `init` applies.
+    pub has_init: bool,
+    /// Where the last tile writes the total, or 0.
+    pub total: u64,
+}
+
+/// `scan_single_pass`, one block per tile.
+pub fn single_pass<T: DeviceRepr>(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    a: &SinglePass<T>,
+) -> Result<()> {
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles, ms_state*
+    // state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int exclusive,
+    // ms_elem init, int has_init, ms_elem* total_out)`; in/out hold n elements, state (and
+    // aggs/incls for the separate layout) one entry per tile, counter one zeroed word; the grid
+    // is exactly `tiles` blocks, so every tile number the counter hands out is in range.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&a.inp)
+            .arg(&a.out)
+            .arg(&a.n)
+            .arg(&a.tiles)
+            .arg(&a.state)
+            .arg(&a.aggs)
+            .arg(&a.incls)
+            .arg(&a.counter)
+            .arg(&a.epoch)
+            .arg(&excl)
+            .arg(&a.init)
+            .arg(&has)
+            .arg(&a.total)
+            .launch(config(u64::from(a.tiles), threads))
+    }?;
+    Ok(())
+}
+
+/// `combine_pairs(a, b, out, n)`: out[i] = a[i] ⊕ b[i], out[n] = identity.
+pub fn combine_pairs(
+    s: &CudaStream,
+    f: &CudaFunction,
+    a: u64,
+    b: u64,
+    out: u64,
+    n: u64,
+) -> Result<()> {
+    let blocks = (n + 1).div_ceil(256).min(65_535);
+    // SAFETY: kernel `(const ms_elem* a, const ms_elem* b, ms_elem* out, ms_u64 n)`; a and b
+    // hold n elements, out n + 1; the kernel strides over n + 1.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&a)
+            .arg(&b)
+            .arg(&out)
+            .arg(&n)
+            .launch(config(blocks, 256))
+    }?;
+    Ok(())
+}

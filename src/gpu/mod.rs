@@ -1,0 +1,207 @@
+//! GPU execution: a device, its stream, its kernel modules and its scratch memory.
+//!
+//! [`Gpu`] owns a cudarc context and stream for one device. [`Gpu::scanner`] gives a
+//! [`Scanner`] for one operator, which scans and reduces device buffers (stream-ordered, no
+//! synchronisation); [`Gpu`] also implements [`crate::Backend`] for host slices.
+
+mod device;
+mod host;
+mod launch;
+mod reduce;
+mod scan;
+mod scanner;
+mod scratch;
+mod timing;
+
+pub use device::{device_count, driver_present, DeviceInfo};
+pub use scanner::Scanner;
+pub use timing::Timing;
+
+use crate::cache::KernelCache;
+use crate::codegen::KernelSpec;
+use crate::error::{Error, Result};
+use crate::jit::{self, Target};
+use crate::monoid::CudaOp;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
+use scratch::Scratch;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A loaded module: its functions by entry name (without prefix).
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    functions: HashMap<&'static str, CudaFunction>,
+    pub(crate) module: Arc<CudaModule>,
+}
+
+impl Loaded {
+    /// Reads and clears the instrumented builds' combine counter (`ms_combine_count`).
+    pub(crate) fn take_combine_count(&self, stream: &Arc<CudaStream>) -> Result<u64> {
+        let mut global = self.module.get_global("ms_combine_count", stream)?;
+        let mut bytes = [0u8; 8];
+        stream.memcpy_dtoh(&global, &mut bytes)?;
+        stream.memcpy_htod(&[0u8; 8], &mut global)?;
+        stream.synchronize()?;
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    pub(crate) fn function(&self, entry: &str) -> Result<&CudaFunction> {
+        self.functions.get(entry).ok_or_else(|| {
+            Error::invalid(format!("internal: kernel `{entry}` missing from module"))
+        })
+    }
+}
+
+/// One CUDA device, ready to scan.
+///
+/// ```
+/// use monoscan::{Backend, Gpu, ops::Sum};
+/// # fn main() -> monoscan::Result<()> {
+/// let gpu = match Gpu::new(0) {
+///     Ok(gpu) => gpu,
+///     Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()); }
+///     Err(e) => return Err(e),
+/// };
+/// let xs: Vec<u32> = (1..=2048).collect();
+/// assert_eq!(gpu.reduce(&Sum::new(), &xs)?, 2_098_176);
+/// assert_eq!(gpu.inclusive_scan(&Sum::new(), &xs)?[..4], [1, 3, 6, 10]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    target: Target,
+    cache: Arc<KernelCache>,
+    modules: Mutex<HashMap<(CudaOp, KernelSpec), Arc<Loaded>>>,
+    scratch: Mutex<Scratch>,
+    deterministic: bool,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("info", &self.info)
+            .field("target", &self.target)
+            .field("deterministic", &self.deterministic)
+            .finish()
+    }
+}
+
+impl Gpu {
+    /// Opens device `ordinal` with the process-wide kernel cache
+    /// ([`crate::cache::CacheConfig::from_env`]). Fails with [`Error::NoDriver`],
+    /// [`Error::NoDevice`] or [`Error::NoNvrtc`] when the stack is missing.
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        Gpu::with_cache(ordinal, KernelCache::global())
+    }
+
+    /// Opens device `ordinal` with the given kernel cache.
+    pub fn with_cache(ordinal: usize, cache: Arc<KernelCache>) -> Result<Gpu> {
+        let (ctx, _) = device::open(ordinal)?;
+        let stream = ctx.new_stream()?;
+        Gpu::from_stream(stream, cache)
+    }
+
+    /// Works on a stream the caller owns (so that scans order with the caller's own work).
+    pub fn from_stream(stream: Arc<CudaStream>, cache: Arc<KernelCache>) -> Result<Gpu> {
+        let ctx = stream.context().clone();
+        let info = device::info(&ctx)?;
+        let target = jit::target_for(&jit::nvrtc()?, info.cc)?;
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            target,
+            cache,
+            modules: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(Scratch::default()),
+            deterministic: false,
+        })
+    }
+
+    /// In deterministic mode, `Algorithm::Auto` scans use the reduce-then-scan path, whose
+    /// float results are bitwise identical from run to run (the default single-pass scan's are
+    /// not).
+    pub fn deterministic(mut self, on: bool) -> Self {
+        self.deterministic = on;
+        self
+    }
+
+    /// Whether deterministic mode is on.
+    pub fn is_deterministic(&self) -> bool {
+        self.deterministic
+    }
+
+    /// The device.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// What kernels are compiled to.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The stream every operation is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The kernel cache.
+    pub fn cache(&self) -> &Arc<KernelCache> {
+        &self.cache
+    }
+
+    /// Waits for everything queued so far.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize()?;
+        Ok(())
+    }
+
+    /// A scanner for `m` with [`crate::Algorithm::Auto`].
+    pub fn scanner<'a, M: crate::Monoid>(&'a self, m: &'a M) -> Scanner<'a, M> {
+        Scanner::new(self, m)
+    }
+
+    /// The module `spec` of `op`, loaded on this device (memory, disk, or compiled).
+    pub(crate) fn module(&self, op: &CudaOp, spec: KernelSpec) -> Result<Arc<Loaded>> {
+        let key = (op.clone(), spec);
+        if let Some(l) = self.lock_modules().get(&key) {
+            return Ok(l.clone());
+        }
+        let compiled = self.cache.get(op, spec, self.target)?;
+        let ptx = match self.target {
+            Target::Cubin(_) => Ptx::from_binary(compiled.compiled.image.clone()),
+            Target::Ptx(_) => {
+                Ptx::from_src(String::from_utf8_lossy(&compiled.compiled.image).into_owned())
+            }
+        };
+        let module = self.ctx.load_module(ptx)?;
+        let mut functions = HashMap::new();
+        for &entry in spec.set.entries() {
+            let f = module.load_function(&compiled.rendered.entry(entry))?;
+            functions.insert(entry, f);
+        }
+        let loaded = Arc::new(Loaded { functions, module });
+        self.lock_modules().insert(key, loaded.clone());
+        Ok(loaded)
+    }
+
+    fn lock_modules(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(CudaOp, KernelSpec), Arc<Loaded>>> {
+        self.modules.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn lock_scratch(&self) -> std::sync::MutexGuard<'_, Scratch> {
+        self.scratch.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

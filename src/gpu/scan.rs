@@ -1,0 +1,317 @@
+//! Scan strategies on raw device addresses (checked by the callers in `scanner.rs`).
+
+use super::launch::{self, BlockScan, SinglePass, TileScan};
+use super::scanner::{Mode, Scanner};
+use super::scratch::bytes_for;
+use crate::algorithm::Algorithm;
+use crate::codegen::{KernelSet, StateLayout};
+use crate::error::{Error, Result};
+use crate::monoid::Monoid;
+
+/// Element counts of the levels of a hierarchy with `section` elements per block:
+/// `[ceil(n/s), ceil(n/s^2), ...]` down to one.
+pub(crate) fn levels(n: u64, section: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut m = n;
+    while m > section {
+        m = m.div_ceil(section);
+        out.push(m);
+    }
+    out
+}
+
+impl<M: Monoid> Scanner<'_, M> {
+    /// The algorithm a scan of `n` elements runs.
+    pub(crate) fn resolve(&self, n: u64) -> Result<Algorithm> {
+        Ok(match self.algorithm {
+            Algorithm::Auto if self.gpu.deterministic => Algorithm::Hierarchical,
+            Algorithm::Auto => {
+                let shape = self.shape()?;
+                if n.div_ceil(shape.tile()) > u64::from(u32::MAX) {
+                    Algorithm::Hierarchical
+                } else {
+                    Algorithm::SinglePass
+                }
+            }
+            a => a,
+        })
+    }
+
+    /// Scans `n` elements from `inp` to `out` (which may be equal); writes the total to
+    /// `total` unless it is 0.
+    pub(crate) fn scan_raw(
+        &self,
+        inp: u64,
+        out: u64,
+        n: u64,
+        mode: Mode<M::Elem>,
+        total: u64,
+    ) -> Result<()> {
+        let (exclusive, init) = match mode {
+            Mode::Inclusive => (false, None),
+            Mode::Exclusive(v) => (true, Some(v)),
+        };
+        let algorithm = self.resolve(n)?;
+        let set = self.scan_set(algorithm)?;
+        if n == 0 {
+            if total != 0 {
+                self.fill(set, total, 1, init.unwrap_or_else(|| self.m.identity()))?;
+            }
+            return Ok(());
+        }
+        match algorithm {
+            Algorithm::KoggeStone | Algorithm::BrentKung => {
+                self.textbook(set, inp, out, n, exclusive, init, total)
+            }
+            Algorithm::Hierarchical => {
+                self.reduce_then_scan(set, inp, out, n, exclusive, init, total)
+            }
+            _ => self.single_pass(set, inp, out, n, exclusive, init, total),
+        }
+    }
+
+    fn scan_set(&self, algorithm: Algorithm) -> Result<KernelSet> {
+        Ok(match algorithm {
+            Algorithm::KoggeStone => KernelSet::KoggeStone {
+                block: self.textbook_block()?,
+            },
+            Algorithm::BrentKung => KernelSet::BrentKung {
+                block: self.textbook_block()?,
+            },
+            Algorithm::Hierarchical => KernelSet::ReduceThenScan(self.shape()?),
+            _ => KernelSet::SinglePass(self.shape()?),
+        })
+    }
+
+    /// Only the first level of a textbook scan: one inclusive block scan per section, no carries.
+    /// Returns `(sections, section length)`; `None` for the tiled algorithms. For measuring the
+    /// block algorithms' work in `monoscan lab`.
+    pub(crate) fn block_scans_only(&self, inp: u64, out: u64, n: u64) -> Result<Option<(u64, u64)>> {
+        let set = self.scan_set(self.resolve(n)?)?;
+        let (block, section, entry) = match set {
+            KernelSet::KoggeStone { block } => (block, u64::from(block), "ks_scan"),
+            KernelSet::BrentKung { block } => (block, 2 * u64::from(block), "bk_scan"),
+            _ => return Ok(None),
+        };
+        if n == 0 {
+            return Ok(Some((0, section)));
+        }
+        let k = self.kernels(set)?;
+        let args = BlockScan {
+            inp,
+            out,
+            totals: 0,
+            n,
+            exclusive: false,
+            init: self.m.identity(),
+            has_init: false,
+        };
+        launch::block_scan(&self.gpu.stream, k.function(entry)?, block, section, &args)?;
+        Ok(Some((n.div_ceil(section), section)))
+    }
+
+    /// Block scans, a scan of the block totals (recursively), and the add-back.
+    #[allow(clippy::too_many_arguments)]
+    fn textbook(
+        &self,
+        set: KernelSet,
+        inp: u64,
+        out: u64,
+        n: u64,
+        exclusive: bool,
+        init: Option<M::Elem>,
+        total: u64,
+    ) -> Result<()> {
+        let (block, section) = match set {
+            KernelSet::KoggeStone { block } => (block, u64::from(block)),
+            KernelSet::BrentKung { block } => (block, 2 * u64::from(block)),
+            _ => unreachable!("textbook scans use textbook sets"),
+        };
+        let k = self.kernels(set)?;
+        let scan = k.function(if matches!(set, KernelSet::KoggeStone { .. }) {
+            "ks_scan"
+        } else {
+            "bk_scan"
+        })?;
+        let add = k.function("add_carry")?;
+        let size = self.op.elem_size;
+        let lv = levels(n, section);
+        let stream = &self.gpu.stream;
+        let mut scratch = self.gpu.lock_scratch();
+        let mut carve = scratch.carve(stream, bytes_for(lv.iter().sum(), size, lv.len() as u64))?;
+        // Level k scans `len` elements; a level of more than one section scans its block totals
+        // one level down (exclusive, from init) and adds them back.
+        let mut pending = Vec::new();
+        let (mut src, mut dst, mut len, mut excl, seed) = (inp, out, n, exclusive, init);
+        loop {
+            let blocks = len.div_ceil(section);
+            let single = blocks == 1;
+            let totals = if single {
+                total
+            } else {
+                carve.take(blocks, size)?
+            };
+            let args = BlockScan {
+                inp: src,
+                out: dst,
+                totals,
+                n: len,
+                exclusive: excl,
+                init: if single {
+                    seed.unwrap_or_else(|| self.m.identity())
+                } else {
+                    self.m.identity()
+                },
+                has_init: single && seed.is_some(),
+            };
+            launch::block_scan(stream, scan, block, section, &args)?;
+            if single {
+                break;
+            }
+            // The carries of this level are the exclusive scan of its totals, from init.
+            pending.push((dst, totals, len, !excl && seed.is_none()));
+            (src, dst, len, excl) = (totals, totals, blocks, true);
+        }
+        for (dst, carries, len, skip_first) in pending.into_iter().rev() {
+            launch::add_carry(stream, add, block, dst, carries, len, section, skip_first)?;
+        }
+        Ok(())
+    }
+
+    /// Tile totals, their scan (recursively, in place), then each tile from its carry.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_then_scan(
+        &self,
+        set: KernelSet,
+        inp: u64,
+        out: u64,
+        n: u64,
+        exclusive: bool,
+        init: Option<M::Elem>,
+        total: u64,
+    ) -> Result<()> {
+        let KernelSet::ReduceThenScan(shape) = set else {
+            unreachable!("reduce-then-scan set")
+        };
+        let k = self.kernels(set)?;
+        let (totals_fn, scan_fn) = (k.function("tile_totals")?, k.function("tile_scan")?);
+        let tile = shape.tile();
+        let size = self.op.elem_size;
+        let lv = levels(n, tile);
+        let stream = &self.gpu.stream;
+        let mut scratch = self.gpu.lock_scratch();
+        let mut carve = scratch.carve(stream, bytes_for(lv.iter().sum(), size, lv.len() as u64))?;
+        let identity = self.m.identity();
+        let mut pending = Vec::new();
+        let (mut src, mut dst, mut len, mut excl) = (inp, out, n, exclusive);
+        loop {
+            let tiles = len.div_ceil(tile);
+            if tiles == 1 {
+                let args = TileScan {
+                    inp: src,
+                    out: dst,
+                    n: len,
+                    carries: 0,
+                    exclusive: excl,
+                    init: init.unwrap_or(identity),
+                    has_init: init.is_some(),
+                    total,
+                };
+                launch::tile_scan(stream, scan_fn, shape.block, 1, &args)?;
+                break;
+            }
+            let sums = carve.take(tiles, size)?;
+            launch::tile_totals(stream, totals_fn, shape.block, tiles, src, sums, len)?;
+            pending.push((src, dst, len, excl, sums, tiles));
+            (src, dst, len, excl) = (sums, sums, tiles, true);
+        }
+        for (src, dst, len, excl, carries, tiles) in pending.into_iter().rev() {
+            let args = TileScan {
+                inp: src,
+                out: dst,
+                n: len,
+                carries,
+                exclusive: excl,
+                init: identity,
+                has_init: false,
+                total: 0,
+            };
+            launch::tile_scan(stream, scan_fn, shape.block, tiles, &args)?;
+        }
+        Ok(())
+    }
+
+    /// One launch: the one-tile scan for small inputs, else the decoupled look-back scan.
+    #[allow(clippy::too_many_arguments)]
+    fn single_pass(
+        &self,
+        set: KernelSet,
+        inp: u64,
+        out: u64,
+        n: u64,
+        exclusive: bool,
+        init: Option<M::Elem>,
+        total: u64,
+    ) -> Result<()> {
+        let KernelSet::SinglePass(shape) = set else {
+            unreachable!("single-pass set")
+        };
+        let k = self.kernels(set)?;
+        let stream = &self.gpu.stream;
+        let identity = self.m.identity();
+        let tiles = n.div_ceil(shape.tile());
+        if tiles == 1 {
+            let args = TileScan {
+                inp,
+                out,
+                n,
+                carries: 0,
+                exclusive,
+                init: init.unwrap_or(identity),
+                has_init: init.is_some(),
+                total,
+            };
+            return launch::tile_scan(stream, k.function("tile_scan")?, shape.block, 1, &args);
+        }
+        let tiles32 = u32::try_from(tiles)
+            .map_err(|_| Error::invalid(format!("{n} elements need {tiles} tiles; the single-pass scan handles at most 2^32 - 1 (use Algorithm::Hierarchical)")))?;
+        let size = self.op.elem_size;
+        let mut scratch = self.gpu.lock_scratch();
+        let (aggs, incls) = if shape.layout == StateLayout::Separate {
+            let mut carve = scratch.carve(stream, bytes_for(2 * tiles, size, 2))?;
+            (carve.take(tiles, size)?, carve.take(tiles, size)?)
+        } else {
+            (0, 0)
+        };
+        let (state, counter, epoch) = scratch.single_pass(stream, shape.layout, tiles)?;
+        let args = SinglePass {
+            inp,
+            out,
+            n,
+            tiles: tiles32,
+            state,
+            aggs,
+            incls,
+            counter,
+            epoch,
+            exclusive,
+            init: init.unwrap_or(identity),
+            has_init: init.is_some(),
+            total,
+        };
+        launch::single_pass(stream, k.function("scan_single_pass")?, shape.block, &args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::levels;
+
+    #[test]
+    fn level_sizes() {
+        assert_eq!(levels(1000, 1024), Vec::<u64>::new());
+        assert_eq!(levels(1025, 1024), vec![2]);
+        assert_eq!(levels(1 << 30, 1024), vec![1 << 20, 1 << 10]);
+        assert_eq!(levels((1 << 20) + 1, 1024), vec![1025, 2]);
+    }
+}

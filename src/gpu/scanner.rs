@@ -1,0 +1,267 @@
+//! [`Scanner`]: one operator on one GPU, for device buffers.
+
+use super::{launch, Gpu, Loaded};
+use crate::algorithm::Algorithm;
+use crate::codegen::{textbook_block, tile_shape, KernelSet, KernelSpec, TileShape};
+use crate::error::{Error, Result};
+use crate::monoid::{CudaOp, Monoid};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+use std::sync::{Arc, Mutex};
+
+/// How a scan treats each position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mode<T> {
+    /// `y[i] = x0 ⊕ ... ⊕ xi`.
+    Inclusive,
+    /// `y[i] = init ⊕ x0 ⊕ ... ⊕ x(i-1)`.
+    Exclusive(T),
+}
+
+/// Scans and reductions of one operator on one [`Gpu`], over device buffers.
+///
+/// Every call is queued on the Gpu's stream and returns without waiting. Inputs are any
+/// cudarc `CudaSlice` or `CudaView`; outputs any `CudaSlice` or `CudaViewMut`. Kernels are
+/// compiled (or loaded from the caches) on first use and kept by the scanner.
+///
+/// ```
+/// use monoscan::{Algorithm, Gpu, ops::{Affine, AffineMap}};
+/// # fn main() -> monoscan::Result<()> {
+/// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => return Ok(()), Err(e) => return Err(e) };
+/// let op = Affine::<f64>::new();
+/// let maps: Vec<_> = (0..1000).map(|i| AffineMap::new(0.5, i as f64)).collect();
+/// let input = gpu.stream().clone_htod(&maps)?;
+/// let mut output = gpu.stream().clone_htod(&maps)?;
+/// gpu.scanner(&op).algorithm(Algorithm::BrentKung).inclusive(&input, &mut output)?;
+/// let ys = gpu.stream().clone_dtoh(&output)?;
+/// assert_eq!(ys[1].apply(0.0), 0.5 * 0.0 + 1.0);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Scanner<'a, M: Monoid> {
+    pub(crate) gpu: &'a Gpu,
+    pub(crate) m: &'a M,
+    pub(crate) op: CudaOp,
+    pub(crate) algorithm: Algorithm,
+    pub(crate) instrument: bool,
+    loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
+}
+
+impl<'a, M: Monoid> Scanner<'a, M> {
+    pub(crate) fn new(gpu: &'a Gpu, m: &'a M) -> Self {
+        Scanner {
+            gpu,
+            m,
+            op: m.cuda(),
+            algorithm: Algorithm::Auto,
+            instrument: false,
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Uses `algorithm` instead of [`Algorithm::Auto`].
+    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// Uses instrumented kernels that count every combine (see [`Scanner::take_combines`]).
+    /// Much slower: for measuring work, never for timing.
+    pub fn instrumented(mut self) -> Self {
+        self.instrument = true;
+        self
+    }
+
+    /// The combines counted by the instrumented kernels since the last call (waits for the
+    /// stream); 0 for an uninstrumented scanner.
+    pub fn take_combines(&self) -> Result<u64> {
+        if !self.instrument {
+            return Ok(0);
+        }
+        let loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut total = 0;
+        for (_, l) in loaded {
+            total += l.take_combine_count(&self.gpu.stream)?;
+        }
+        Ok(total)
+    }
+
+    /// The operator's CUDA description, as used for code generation.
+    pub fn cuda_op(&self) -> &CudaOp {
+        &self.op
+    }
+
+    /// Compiles or loads every module `algorithm` needs now, so that later calls (and their
+    /// timings) include no compilation.
+    pub fn prepare(&self) -> Result<()> {
+        let tb = self.textbook_block()?;
+        let shape = self.shape()?;
+        let sets = match self.algorithm {
+            Algorithm::KoggeStone => vec![
+                KernelSet::KoggeStone { block: tb },
+                KernelSet::TreeReduce { block: tb },
+            ],
+            Algorithm::BrentKung => vec![
+                KernelSet::BrentKung { block: tb },
+                KernelSet::TreeReduce { block: tb },
+            ],
+            Algorithm::Hierarchical => vec![
+                KernelSet::ReduceThenScan(shape),
+                KernelSet::TiledReduce(shape),
+            ],
+            Algorithm::SinglePass => {
+                vec![KernelSet::SinglePass(shape), KernelSet::TiledReduce(shape)]
+            }
+            Algorithm::Auto => vec![
+                KernelSet::SinglePass(shape),
+                KernelSet::ReduceThenScan(shape),
+                KernelSet::TiledReduce(shape),
+            ],
+        };
+        for set in sets {
+            self.kernels(set)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn shape(&self) -> Result<TileShape> {
+        tile_shape(self.op.elem_size, self.gpu.info.cc)
+    }
+
+    pub(crate) fn textbook_block(&self) -> Result<u32> {
+        textbook_block(self.op.elem_size)
+    }
+
+    /// The loaded module of `set` (instrumented when the scanner is).
+    pub(crate) fn kernels(&self, set: KernelSet) -> Result<Arc<Loaded>> {
+        let spec = KernelSpec {
+            set,
+            instrument: self.instrument,
+        };
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, l)) = loaded.iter().find(|(s, _)| *s == spec) {
+            return Ok(l.clone());
+        }
+        let l = self.gpu.module(&self.op, spec)?;
+        loaded.push((spec, l.clone()));
+        Ok(l)
+    }
+
+    /// `output[i] = input[0] ⊕ ... ⊕ input[i]` for every `i < input.len()`.
+    pub fn inclusive<I, O>(&self, input: &I, output: &mut O) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+    {
+        self.scan_buffers(input, output, Mode::Inclusive, None::<&mut O>)
+    }
+
+    /// `output[i] = init ⊕ input[0] ⊕ ... ⊕ input[i-1]` for every `i < input.len()`.
+    pub fn exclusive<I, O>(&self, input: &I, output: &mut O, init: M::Elem) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+    {
+        self.scan_buffers(input, output, Mode::Exclusive(init), None::<&mut O>)
+    }
+
+    /// [`Scanner::exclusive`], and `total[0] = init ⊕ input[0] ⊕ ... ⊕ input[n-1]`: the size of
+    /// the buffer when the scan computes allocation offsets.
+    pub fn exclusive_with_total<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        init: M::Elem,
+        total: &mut S,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.scan_buffers(input, output, Mode::Exclusive(init), Some(total))
+    }
+
+    /// Replaces `data` by its inclusive scan.
+    pub fn inclusive_in_place<D: DevicePtrMut<M::Elem>>(&self, data: &mut D) -> Result<()> {
+        let n = data.len() as u64;
+        let stream = self.gpu.stream.clone();
+        let (ptr, _g) = data.device_ptr_mut(&stream);
+        self.scan_raw(ptr, ptr, n, Mode::Inclusive, 0)
+    }
+
+    /// Replaces `data` by its exclusive scan from `init`; writes the total to `total[0]`.
+    pub fn exclusive_in_place<D, S>(&self, data: &mut D, init: M::Elem, total: &mut S) -> Result<()>
+    where
+        D: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        check_total(total.len())?;
+        let n = data.len() as u64;
+        let stream = self.gpu.stream.clone();
+        let (ptr, _g) = data.device_ptr_mut(&stream);
+        let (t, _g2) = total.device_ptr_mut(&stream);
+        self.scan_raw(ptr, ptr, n, Mode::Exclusive(init), t)
+    }
+
+    /// `total[0] = input[0] ⊕ ... ⊕ input[n-1]` (the identity for an empty input).
+    pub fn reduce<I, S>(&self, input: &I, total: &mut S) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        check_total(total.len())?;
+        let n = input.len() as u64;
+        let stream = self.gpu.stream.clone();
+        let (inp, _g) = input.device_ptr(&stream);
+        let (t, _g2) = total.device_ptr_mut(&stream);
+        self.reduce_raw(inp, n, t)
+    }
+
+    fn scan_buffers<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        mode: Mode<M::Elem>,
+        total: Option<&mut S>,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        if output.len() < input.len() {
+            return Err(Error::invalid(format!(
+                "output holds {} elements, the input {}",
+                output.len(),
+                input.len()
+            )));
+        }
+        let n = input.len() as u64;
+        let stream = self.gpu.stream.clone();
+        let (inp, _g1) = input.device_ptr(&stream);
+        let (out, _g2) = output.device_ptr_mut(&stream);
+        match total {
+            None => self.scan_raw(inp, out, n, mode, 0),
+            Some(t) => {
+                check_total(t.len())?;
+                let (tp, _g3) = t.device_ptr_mut(&stream);
+                self.scan_raw(inp, out, n, mode, tp)
+            }
+        }
+    }
+
+    /// Fills `count` elements at `ptr` with `value` (through any module of this operator).
+    pub(crate) fn fill(&self, set: KernelSet, ptr: u64, count: u64, value: M::Elem) -> Result<()> {
+        let k = self.kernels(set)?;
+        launch::fill(&self.gpu.stream, k.function("fill")?, ptr, count, value)
+    }
+}
+
+fn check_total(len: usize) -> Result<()> {
+    if len == 0 {
+        return Err(Error::invalid(
+            "the total buffer must hold at least one element",
+        ));
+    }
+    Ok(())
+}

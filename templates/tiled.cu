@@ -1,0 +1,376 @@
+// ---- Tiled kernels: register-blocked tiles of MS_BLOCK threads x MS_ITEMS items ----
+// Thread t of a tile owns MS_ITEMS consecutive elements (blocked order); global memory is
+// read and written warp-striped (coalesced) and transposed through shared memory.
+#define MS_BLOCK {{ block }}
+#define MS_ITEMS {{ items }}
+#define MS_WARPS (MS_BLOCK / 32)
+#define MS_TILE (MS_BLOCK * MS_ITEMS)
+#define MS_WARP_TILE (32 * MS_ITEMS)
+#define MS_PAD(e) ((e) + (e) / 32)
+#define MS_WARP_BUF (MS_WARP_TILE + MS_ITEMS)
+#define MS_FULL 0xffffffffu
+
+// Shuffles of any element type, one 32-bit word at a time.
+#define MS_WORDS ((int)((sizeof(ms_elem) + 3) / 4))
+union ms_words {
+    ms_elem v;
+    ms_u32 w[MS_WORDS];
+};
+__device__ __forceinline__ ms_elem ms_shfl_up(const ms_elem& v, unsigned d) {
+    ms_words u;
+    u.v = v;
+#pragma unroll
+    for (int k = 0; k < MS_WORDS; ++k) u.w[k] = __shfl_up_sync(MS_FULL, u.w[k], d);
+    return u.v;
+}
+__device__ __forceinline__ ms_elem ms_shfl_down(const ms_elem& v, unsigned d) {
+    ms_words u;
+    u.v = v;
+#pragma unroll
+    for (int k = 0; k < MS_WORDS; ++k) u.w[k] = __shfl_down_sync(MS_FULL, u.w[k], d);
+    return u.v;
+}
+
+// Shared memory of one tile: each warp's transposition buffer, and the warp totals.
+struct ms_tile_smem {
+    ms_elem buf[MS_WARPS][MS_WARP_BUF];
+    ms_elem warp_sums[MS_WARPS];
+    ms_elem prefix;
+    ms_u32 tile;
+};
+
+// Loads `valid` (<= MS_TILE) elements starting at `base` into items[], blocked order; the rest
+// is filled with the identity.
+__device__ __forceinline__ void ms_load_tile(const ms_elem* in, ms_u64 base, ms_u64 valid,
+                                             ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    ms_elem* wbuf = sm.buf[warp];
+    const ms_u64 wbase = base + (ms_u64)warp * MS_WARP_TILE;
+    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)warp * MS_WARP_TILE;
+    ms_elem tmp[MS_ITEMS];
+    if (wvalid >= MS_WARP_TILE) {
+#pragma unroll
+        for (int j = 0; j < MS_ITEMS; ++j) tmp[j] = in[wbase + j * 32 + lane];
+    } else {
+#pragma unroll
+        for (int j = 0; j < MS_ITEMS; ++j) {
+            const ms_i64 e = j * 32 + lane;
+            tmp[j] = e < wvalid ? in[wbase + e] : MsOp::identity();
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < MS_ITEMS; ++j) wbuf[MS_PAD(j * 32 + lane)] = tmp[j];
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < MS_ITEMS; ++j) items[j] = wbuf[MS_PAD(lane * MS_ITEMS + j)];
+    __syncwarp();
+}
+
+// Stores the first `valid` elements of the tile from items[] (blocked order) to out + base.
+__device__ __forceinline__ void ms_store_tile(ms_elem* out, ms_u64 base, ms_u64 valid,
+                                              const ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    ms_elem* wbuf = sm.buf[warp];
+    const ms_u64 wbase = base + (ms_u64)warp * MS_WARP_TILE;
+    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)warp * MS_WARP_TILE;
+#pragma unroll
+    for (int j = 0; j < MS_ITEMS; ++j) wbuf[MS_PAD(lane * MS_ITEMS + j)] = items[j];
+    __syncwarp();
+    if (wvalid >= MS_WARP_TILE) {
+#pragma unroll
+        for (int j = 0; j < MS_ITEMS; ++j) out[wbase + j * 32 + lane] = wbuf[MS_PAD(j * 32 + lane)];
+    } else {
+#pragma unroll
+        for (int j = 0; j < MS_ITEMS; ++j) {
+            const ms_i64 e = j * 32 + lane;
+            if (e < wvalid) out[wbase + e] = wbuf[MS_PAD(j * 32 + lane)];
+        }
+    }
+    __syncwarp();
+}
+
+// Folds a thread's items in order.
+__device__ __forceinline__ ms_elem ms_thread_fold(const ms_elem (&items)[MS_ITEMS]) {
+    ms_elem acc = items[0];
+#pragma unroll
+    for (int j = 1; j < MS_ITEMS; ++j) acc = MsOp::combine(acc, items[j]);
+    return acc;
+}
+
+// Inclusive warp scan (Kogge-Stone over shuffles).
+__device__ __forceinline__ ms_elem ms_warp_inclusive(ms_elem x) {
+    const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const ms_elem y = ms_shfl_up(x, d);
+        if (lane >= d) x = MsOp::combine(y, x);
+    }
+    return x;
+}
+
+// Warp reduction in lane order: lane 0 gets x[0] ⊕ x[1] ⊕ ... ⊕ x[31].
+__device__ __forceinline__ ms_elem ms_warp_reduce(ms_elem x) {
+    const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const ms_elem y = ms_shfl_down(x, d);
+        if (lane + d < 32) x = MsOp::combine(x, y);
+    }
+    return x;
+}
+
+// Exclusive scan of one value per thread, in thread order. Returns the thread's exclusive
+// prefix within the block (the identity for thread 0); `aggregate` gets the block's total.
+__device__ __forceinline__ ms_elem ms_block_exclusive(ms_elem x, ms_elem& aggregate, ms_tile_smem& sm) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const ms_elem inc = ms_warp_inclusive(x);
+    ms_elem exc = ms_shfl_up(inc, 1);
+    if (lane == 31) sm.warp_sums[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        ms_elem s = lane < MS_WARPS ? sm.warp_sums[lane] : MsOp::identity();
+        s = ms_warp_inclusive(s);
+        if (lane < MS_WARPS) sm.warp_sums[lane] = s;
+    }
+    __syncthreads();
+    aggregate = sm.warp_sums[MS_WARPS - 1];
+    if (lane == 0) exc = warp > 0 ? sm.warp_sums[warp - 1] : MsOp::identity();
+    else if (warp > 0) exc = MsOp::combine(sm.warp_sums[warp - 1], exc);
+    return exc;
+}
+
+// The total of a block's values, in thread order, valid in thread 0.
+__device__ __forceinline__ ms_elem ms_block_reduce(ms_elem x, ms_tile_smem& sm) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    x = ms_warp_reduce(x);
+    if (lane == 0) sm.warp_sums[warp] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int w = 1; w < MS_WARPS; ++w) x = MsOp::combine(x, sm.warp_sums[w]);
+    }
+    return x;
+}
+
+// Scans a thread's items from `prefix`, in place: inclusive (x0' = prefix ⊕ x0, ...) or
+// exclusive (x0' = prefix, x1' = prefix ⊕ x0, ...).
+__device__ __forceinline__ void ms_thread_scan(ms_elem (&items)[MS_ITEMS], ms_elem prefix, int exclusive) {
+    ms_elem run = prefix;
+    if (exclusive) {
+#pragma unroll
+        for (int j = 0; j < MS_ITEMS; ++j) {
+            const ms_elem next = MsOp::combine(run, items[j]);
+            items[j] = run;
+            run = next;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < MS_ITEMS; ++j) {
+            run = MsOp::combine(run, items[j]);
+            items[j] = run;
+        }
+    }
+}
+
+__device__ __forceinline__ ms_u64 ms_valid(ms_u64 base, ms_u64 n) {
+    return n - base < (ms_u64)MS_TILE ? n - base : (ms_u64)MS_TILE;
+}
+
+{% if reduce_tiles %}// ---- Reduce: each block folds a contiguous run of tiles, in order, into partials[block] ----
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_reduce_tiles(const ms_elem* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block) {
+    __shared__ ms_tile_smem sm;
+    ms_elem items[MS_ITEMS];
+    const ms_u64 first = (ms_u64)blockIdx.x * tiles_per_block;
+    const ms_u64 num_tiles = (n + MS_TILE - 1) / MS_TILE;
+    const ms_u64 last = first + tiles_per_block < num_tiles ? first + tiles_per_block : num_tiles;
+    ms_elem acc = MsOp::identity();
+    for (ms_u64 t = first; t < last; ++t) {
+        const ms_u64 base = t * MS_TILE;
+        ms_load_tile(in, base, ms_valid(base, n), items, sm);
+        const ms_elem total = ms_block_reduce(ms_thread_fold(items), sm);
+        if (threadIdx.x == 0) acc = t == first ? total : MsOp::combine(acc, total);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+{% endif %}
+
+{% if tile_totals %}// ---- Reduce-then-scan (deterministic): tile totals, a scan of them, then the tiles ----
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_tile_totals(const ms_elem* in, ms_elem* totals, ms_u64 n) {
+    __shared__ ms_tile_smem sm;
+    ms_elem items[MS_ITEMS];
+    const ms_u64 base = (ms_u64)blockIdx.x * MS_TILE;
+    ms_load_tile(in, base, ms_valid(base, n), items, sm);
+    const ms_elem total = ms_block_reduce(ms_thread_fold(items), sm);
+    if (threadIdx.x == 0) totals[blockIdx.x] = total;
+}
+{% endif %}
+
+{% if tile_scan %}// Scans each tile from its carry: carries[tile] when carries is set (they already include
+// init), else init (has_init) or nothing. The last tile writes prefix ⊕ total to *total_out.
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_tile_scan(const ms_elem* in, ms_elem* out, ms_u64 n, const ms_elem* carries,
+                       int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
+    __shared__ ms_tile_smem sm;
+    ms_elem items[MS_ITEMS];
+    const ms_u64 tile = blockIdx.x;
+    const ms_u64 base = tile * MS_TILE;
+    const ms_u64 valid = ms_valid(base, n);
+    ms_load_tile(in, base, valid, items, sm);
+    ms_elem aggregate;
+    const ms_elem excl = ms_block_exclusive(ms_thread_fold(items), aggregate, sm);
+    const bool carried = carries != 0 || has_init;
+    const ms_elem carry = carries != 0 ? carries[tile] : (has_init ? init : MsOp::identity());
+    const ms_elem prefix = carried ? MsOp::combine(carry, excl) : excl;
+    ms_thread_scan(items, prefix, exclusive);
+    ms_store_tile(out, base, valid, items, sm);
+    if (total_out != 0 && threadIdx.x == 0 && base + valid == n) {
+        *total_out = carried ? MsOp::combine(carry, aggregate) : aggregate;
+    }
+}
+{% endif %}
+
+{% if single_pass %}// ---- Single-pass scan: chained scan with decoupled look-back ----
+// Tiles are numbered by an atomic counter (not blockIdx, whose scheduling order is not
+// guaranteed), so a tile only ever waits for tiles that started before it. Each tile publishes
+// its aggregate (status AGG), looks back over the preceding tiles a warp-wide window at a time
+// until it meets an inclusive prefix (status INCL), then publishes its own inclusive prefix.
+// Statuses carry the launch's epoch: entries of earlier launches read as "not yet published",
+// so the state needs no clearing between launches. The tile that draws the last number resets
+// the counter for the next launch. No path returns early: every tile always publishes.
+#define MS_AGG 1u
+#define MS_INCL 2u
+{% if layout == "packed64" %}
+// Status and value in one 64-bit word (elements of at most 4 bytes): status in the high half.
+typedef ms_u64 ms_state;
+union ms_packed { ms_elem v; ms_u32 w; };
+__device__ __forceinline__ void ms_publish(ms_state* st, ms_elem*, ms_elem*, ms_u32 tile, ms_u32 status, const ms_elem& v) {
+    ms_packed u;
+    u.w = 0;
+    u.v = v;
+    const ms_u64 word = ((ms_u64)status << 32) | u.w;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(st + tile), "l"(word) : "memory");
+}
+__device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem*, const ms_elem*, ms_u32 tile, ms_elem& v) {
+    ms_u64 word;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(st + tile) : "memory");
+    ms_packed u;
+    u.w = (ms_u32)word;
+    v = u.v;
+    return (ms_u32)(word >> 32);
+}
+{% elif layout == "packed128" %}
+// Status and value in one 128-bit word (elements of 5 to 8 bytes), accessed with single 128-bit
+// relaxed loads and stores: value in the low 64 bits, status in the high.
+struct alignas(16) ms_state { ms_u64 lo, hi; };
+union ms_packed { ms_elem v; ms_u64 w; };
+__device__ __forceinline__ void ms_publish(ms_state* st, ms_elem*, ms_elem*, ms_u32 tile, ms_u32 status, const ms_elem& v) {
+    ms_packed u;
+    u.w = 0;
+    u.v = v;
+    asm volatile("{ .reg .b128 t; mov.b128 t, { %1, %2}; st.relaxed.gpu.global.b128 [%0], t; }"
+                 ::"l"(st + tile), "l"(u.w), "l"((ms_u64)status) : "memory");
+}
+__device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem*, const ms_elem*, ms_u32 tile, ms_elem& v) {
+    ms_u64 lo, hi;
+    asm volatile("{ .reg .b128 t; ld.relaxed.gpu.global.b128 t, [%2]; mov.b128 { %0, %1}, t; }"
+                 : "=l"(lo), "=l"(hi) : "l"(st + tile) : "memory");
+    ms_packed u;
+    u.w = lo;
+    v = u.v;
+    return (ms_u32)hi;
+}
+{% else %}
+// Larger elements: a status word per tile, and the values in two separate arrays (aggregates,
+// inclusive prefixes). The value is written first, then the status with release semantics;
+// readers load the status with acquire semantics, then the value bypassing L1.
+typedef ms_u32 ms_state;
+__device__ __forceinline__ void ms_publish(ms_state* st, ms_elem* aggs, ms_elem* incls, ms_u32 tile, ms_u32 status, const ms_elem& v) {
+    if ((status & 3u) == MS_AGG) aggs[tile] = v; else incls[tile] = v;
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(st + tile), "r"(status) : "memory");
+}
+__device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem* aggs, const ms_elem* incls, ms_u32 tile, ms_elem& v) {
+    ms_u32 status;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(status) : "l"(st + tile) : "memory");
+    const ms_elem* src = (status & 3u) == MS_AGG ? aggs + tile : incls + tile;
+    ms_words u;
+#pragma unroll
+    for (int k = 0; k < MS_WORDS; ++k) {
+        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(u.w[k]) : "l"((const ms_u32*)src + k) : "memory");
+    }
+    v = u.v;
+    return status;
+}
+{% endif %}
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_scan_single_pass(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+                              ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                              ms_u32 epoch, int exclusive, ms_elem init, int has_init,
+                              ms_elem* total_out) {
+    __shared__ ms_tile_smem sm;
+    if (threadIdx.x == 0) {
+        const ms_u32 t = atomicAdd(counter, 1u);
+        if (t == num_tiles - 1) atomicExch(counter, 0u);
+        sm.tile = t;
+    }
+    __syncthreads();
+    const ms_u32 tile = sm.tile;
+    const ms_u64 base = (ms_u64)tile * MS_TILE;
+    const ms_u64 valid = ms_valid(base, n);
+    ms_elem items[MS_ITEMS];
+    ms_load_tile(in, base, valid, items, sm);
+    ms_elem aggregate;
+    const ms_elem excl = ms_block_exclusive(ms_thread_fold(items), aggregate, sm);
+    const unsigned lane = threadIdx.x & 31;
+    if (threadIdx.x < 32) {
+        ms_elem prefix = has_init ? init : MsOp::identity();
+        if (tile > 0) {
+            if (lane == 0) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
+            ms_i64 end = tile;
+            bool have = false;
+            ms_elem acc = prefix;
+            while (true) {
+                const ms_i64 pred = end - 1 - (ms_i64)lane;
+                ms_elem v = MsOp::identity();
+                ms_u32 kind = MS_INCL;
+                if (pred >= 0) {
+                    ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v);
+                    for (int spins = 0; (status >> 2) != epoch; ++spins) {
+                        if (spins > 8) __nanosleep(spins < 64 ? 32 : 256);
+                        status = ms_peek(state, aggs, incls, (ms_u32)pred, v);
+                    }
+                    kind = status & 3u;
+                }
+                const ms_u32 incl_mask = __ballot_sync(MS_FULL, kind == MS_INCL);
+                const int stop = incl_mask ? __ffs(incl_mask) - 1 : 31;
+                if ((int)lane > stop) v = MsOp::identity();
+                // Earlier tiles sit at higher lanes: fold them first.
+#pragma unroll
+                for (unsigned d = 1; d < 32; d <<= 1) {
+                    const ms_elem y = ms_shfl_down(v, d);
+                    if (lane + d < 32) v = MsOp::combine(y, v);
+                }
+                acc = have ? MsOp::combine(v, acc) : v;
+                have = true;
+                if (incl_mask) break;
+                end -= 32;
+            }
+            // The window that met an inclusive prefix already includes init (via tile 0).
+            prefix = acc;
+        }
+        if (lane == 0) {
+            const ms_elem inclusive = (tile > 0 || has_init) ? MsOp::combine(prefix, aggregate) : aggregate;
+            ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, inclusive);
+            sm.prefix = prefix;
+            if (total_out != 0 && tile == num_tiles - 1) *total_out = inclusive;
+        }
+    }
+    __syncthreads();
+    const bool carried = tile > 0 || has_init;
+    const ms_elem start = carried ? MsOp::combine(sm.prefix, excl) : excl;
+    ms_thread_scan(items, start, exclusive);
+    ms_store_tile(out, base, valid, items, sm);
+}
+{% endif %}

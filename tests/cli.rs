@@ -1,0 +1,294 @@
+//! Integration tests of the `monoscan` binary: run it, check exit status, stdout and stderr.
+
+use serde_json::{json, Value};
+use std::process::{Command, Output};
+
+const INTS: [&str; 8] = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"];
+const FLOATS: [&str; 2] = ["f32", "f64"];
+const P: u64 = 1_000_000_007;
+
+/// Runs the binary with `args`, a whitespace-separated command line.
+fn monoscan(args: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_monoscan"))
+        .args(args.split_whitespace())
+        .output()
+        .expect("the monoscan binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `monoscan run <args> --json`, checks success and parses stdout.
+fn run_json(args: &str) -> Value {
+    let out = monoscan(&format!("run {args} --json"));
+    assert!(out.status.success(), "{args:?} failed: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+/// Every number as f64, so that `55`, `55.0` and `55u64` compare equal.
+fn norm(v: &Value) -> Value {
+    match v {
+        Value::Number(x) => json!(x.as_f64().expect("finite number")),
+        Value::Array(xs) => Value::Array(xs.iter().map(norm).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), norm(x))).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn json_acceptance_case() {
+    let v = run_json("--n 2048");
+    let obj = v.as_object().expect("an object");
+    let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut expected: Vec<&str> = "backend op dtype n reduce_ms scan_ms first total"
+        .split(' ')
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    assert_eq!(v["total"], json!(2_098_176));
+    let first = v["first"].as_array().expect("first is an array");
+    assert_eq!(first.len(), 20);
+    assert_eq!(first[..4], [json!(1), json!(3), json!(6), json!(10)]);
+    assert_eq!(v["op"], json!("sum"));
+    assert_eq!(v["dtype"], json!("i32"));
+    assert_eq!(v["n"], json!(2048));
+    assert!(v["reduce_ms"].as_f64().is_some_and(|t| t >= 0.0));
+    assert!(v["scan_ms"].as_f64().is_some_and(|t| t >= 0.0));
+    assert!(v["backend"].as_str().is_some_and(|b| !b.is_empty()));
+}
+
+#[test]
+fn no_arguments_runs_the_default_run() {
+    let out = monoscan("");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in ["sum", "i32", "2048", "2098176", "1 3 6 10 15"] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    // `auto` says, in at most one line, why it runs on the CPU.
+    assert!(stderr(&out).lines().count() <= 1, "{}", stderr(&out));
+}
+
+#[test]
+fn auto_falls_back_with_one_note() {
+    let out = monoscan("run --n 100 --json");
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout stays pure JSON");
+    let err = stderr(&out);
+    if v["backend"].as_str().is_some_and(|b| b.starts_with("cpu")) {
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("CPU"), "{err}");
+    }
+}
+
+#[test]
+fn text_output_lists_prefixes() {
+    let out = monoscan("run --n 5 --backend cpu");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 3 6 10 15\n"), "{text}");
+    assert!(text.contains("15"), "{text}");
+    assert!(stderr(&out).is_empty(), "--backend cpu prints no note");
+    let out = monoscan("run --n 25 --backend cpu");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("190 210 ..."), "{text}");
+    assert!(text.contains("325"), "{text}");
+}
+
+/// The expected total of `op` over 1..=n, computed here without the library.
+fn expected_total(op: &str, n: u64, seg: u64) -> Value {
+    let sum = n * (n + 1) / 2;
+    match op {
+        "sum" => json!(sum),
+        "product" => json!((1..=n).product::<u64>()),
+        "min" => json!(1),
+        "max" => json!(n),
+        "bitand" => json!((1..=n).fold(u64::MAX, |a, x| a & x)),
+        "bitor" => json!((1..=n).fold(0, |a, x| a | x)),
+        "bitxor" => json!((1..=n).fold(0, |a, x| a ^ x)),
+        "argmin" => json!({"value": 1, "index": 0}),
+        "argmax" => json!({"value": n, "index": n - 1}),
+        "minmax" => json!({"min": 1, "max": n}),
+        "affine" => json!({"a": 1, "b": sum}),
+        "matmod" => json!({"m": [1, sum % P, 0, 1]}),
+        "segsum" => {
+            let head = (n - 1) / seg * seg + 1;
+            json!({"value": (head..=n).sum::<u64>(), "flag": 1})
+        }
+        _ => unreachable!("unknown op {op}"),
+    }
+}
+
+#[test]
+fn every_op_with_every_fitting_dtype_on_the_cpu() {
+    let all: Vec<&str> = INTS.iter().chain(&FLOATS).copied().collect();
+    let table: [(&str, &[&str]); 13] = [
+        ("sum", &all),
+        ("product", &all),
+        ("min", &all),
+        ("max", &all),
+        ("bitand", &INTS),
+        ("bitor", &INTS),
+        ("bitxor", &INTS),
+        ("argmin", &all),
+        ("argmax", &all),
+        ("minmax", &all),
+        ("affine", &FLOATS),
+        ("matmod", &["u32"]),
+        ("segsum", &all),
+    ];
+    for (op, dtypes) in table {
+        // 5! = 120 and 1 + ... + 10 = 55 fit even i8.
+        let n: u64 = if op == "product" { 5 } else { 10 };
+        for dtype in dtypes {
+            let v = run_json(&format!(
+                "--backend cpu --op {op} --dtype {dtype} --n {n} --segment-len 4"
+            ));
+            let want = expected_total(op, n, 4);
+            assert_eq!(norm(&v["total"]), norm(&want), "{op} {dtype}");
+            let first = v["first"].as_array().expect("first is an array");
+            assert_eq!(first.len() as u64, n, "{op} {dtype}");
+            // Exact here, so the last prefix is the total.
+            assert_eq!(norm(&first[first.len() - 1]), norm(&want), "{op} {dtype}");
+            assert_eq!(v["op"].as_str(), Some(op));
+            assert_eq!(v["dtype"].as_str(), Some(*dtype));
+        }
+    }
+}
+
+#[test]
+fn default_dtypes_depend_on_the_op() {
+    for (op, dtype) in [("sum", "i32"), ("affine", "f64"), ("matmod", "u32")] {
+        let v = run_json(&format!("--backend cpu --op {op} --n 3"));
+        assert_eq!(v["dtype"], json!(dtype), "{op}");
+    }
+}
+
+#[test]
+fn large_inputs_use_many_chunks() {
+    let n = 100_000u64;
+    for (op, dtype) in [
+        ("sum", "i64"),
+        ("matmod", "u32"),
+        ("segsum", "u64"),
+        ("argmax", "u32"),
+    ] {
+        let v = run_json(&format!("--backend cpu --op {op} --dtype {dtype} --n {n}"));
+        let want = expected_total(op, n, 256);
+        assert_eq!(norm(&v["total"]), norm(&want), "{op} {dtype}");
+        assert_eq!(v["first"].as_array().map(Vec::len), Some(20));
+    }
+}
+
+#[test]
+fn integer_sums_wrap() {
+    // 1 + ... + 100 = 5050 = 19 * 256 + 186.
+    let v = run_json("--backend cpu --dtype u8 --n 100");
+    assert_eq!(v["total"], json!(186));
+    let v = run_json("--backend cpu --dtype i8 --n 100");
+    assert_eq!(v["total"], json!(186 - 256));
+}
+
+/// Runs `monoscan <args>`, expects failure with `code` and every `|`-separated phrase of `want`
+/// on stderr.
+fn fails(args: &str, code: i32, want: &str) {
+    let out = monoscan(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    for w in want.split('|') {
+        assert!(err.contains(w), "{args:?}: {w:?} missing from {err:?}");
+    }
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    fails("run --op nope", 2, "invalid value|nope|bitand");
+    fails("run --dtype i128", 2, "invalid value|i128");
+    fails("frobnicate", 2, "unrecognized subcommand");
+    fails("run --n 0", 2, "--n");
+    fails("run --n -5", 2, "--n");
+    fails("run --segment-len 0", 2, "--segment-len");
+    fails("run --segment-len -1", 2, "--segment-len");
+    fails("run --backend tpu", 2, "invalid value|tpu");
+}
+
+#[test]
+fn dtypes_that_do_not_fit_the_op() {
+    for op in ["bitand", "bitor", "bitxor"] {
+        for dtype in FLOATS {
+            let args = format!("run --op {op} --dtype {dtype}");
+            fails(
+                &args,
+                2,
+                &format!("{op}|{dtype}|allowed dtypes: i8, u8|u64"),
+            );
+        }
+    }
+    fails(
+        "run --op affine --dtype i32",
+        2,
+        "affine|allowed dtypes: f32, f64",
+    );
+    fails(
+        "run --op matmod --dtype u64",
+        2,
+        "matmod|allowed dtypes: u32",
+    );
+    fails("run --op matmod --dtype f32", 2, "u32");
+}
+
+#[test]
+fn values_the_dtype_cannot_hold() {
+    fails("run --dtype i8 --n 2048", 2, "i8|largest --n|127");
+    fails("run --dtype u8 --n 256", 2, "255");
+    fails("run --op argmin --dtype i16 --n 40000", 2, "32767");
+    fails("run --op segsum --dtype u16 --n 70000", 2, "65535");
+    fails("run --dtype i32 --n 3000000000", 2, "2147483647");
+    // The largest allowed n itself is fine.
+    let v = run_json("--backend cpu --dtype i8 --n 127 --op max");
+    assert_eq!(v["total"], json!(127));
+}
+
+#[test]
+fn sizes_beyond_memory_or_usize() {
+    // 3 * 2^64 * 8 bytes cannot even be counted in usize.
+    fails("run --dtype f64 --n 18446744073709551615", 2, "too large");
+    fails("run --dtype u64 --n 18446744073709551615", 2, "too large");
+    // 24 PB: refused from /proc/meminfo, or by the fallible allocation without it.
+    let want = if std::path::Path::new("/proc/meminfo").exists() {
+        "1000000000000000|24000000000000000 bytes|MemAvailable"
+    } else {
+        "cannot allocate"
+    };
+    fails("run --dtype f64 --n 1000000000000000", 1, want);
+}
+
+#[test]
+fn gpu_backend_fails_clearly_when_absent() {
+    let out = monoscan("run --backend gpu --n 100 --json");
+    if !out.status.success() {
+        fails("run --backend gpu --n 100", 1, "GPU");
+    } else {
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["total"], json!(5050));
+    }
+}
+
+#[test]
+fn help_and_version_succeed() {
+    for args in ["--help", "run --help", "--version"] {
+        let out = monoscan(args);
+        assert!(out.status.success(), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+    let out = monoscan("run --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for want in "--op --dtype --backend --segment-len --json matmod".split(' ') {
+        assert!(help.contains(want), "{want:?} missing from help");
+    }
+}

@@ -1,0 +1,68 @@
+//! Gating GPU and NVRTC tests: skip with a printed reason, or fail when required.
+#![allow(dead_code)]
+
+use monoscan::{Error, Gpu};
+use std::sync::OnceLock;
+
+fn required(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| v == "1")
+}
+
+/// The shared GPU of this test binary, or `None` (after printing why) when there is none.
+/// Under `MONOSCAN_REQUIRE_GPU=1` a missing GPU fails the test instead.
+pub fn gpu() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    match GPU.get_or_init(|| match Gpu::new(0) {
+        Ok(g) => Ok(g),
+        Err(e) if e.is_unavailable() => Err(e.to_string()),
+        Err(e) => panic!("opening the GPU failed: {e}"),
+    }) {
+        Ok(g) => Some(g),
+        Err(why) => {
+            assert!(
+                !required("MONOSCAN_REQUIRE_GPU"),
+                "MONOSCAN_REQUIRE_GPU=1 but no GPU is usable: {why}"
+            );
+            eprintln!("skipped: no GPU ({why})");
+            None
+        }
+    }
+}
+
+/// Whether NVRTC is loadable; prints why not, or fails under `MONOSCAN_REQUIRE_NVRTC=1`.
+pub fn nvrtc() -> bool {
+    match monoscan::jit::nvrtc() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                !required("MONOSCAN_REQUIRE_NVRTC"),
+                "MONOSCAN_REQUIRE_NVRTC=1 but NVRTC is missing: {e}"
+            );
+            eprintln!("skipped: {e}");
+            None::<Error>.is_some()
+        }
+    }
+}
+
+/// A small deterministic generator for large inputs (proptest is too slow for 10^7 values).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in `[0, n)`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+    /// Uniform in `[-1, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}

@@ -1,0 +1,217 @@
+//! NVRTC compiles every kernel set of every built-in operator for sm_80 and sm_90, as CUBIN
+//! and as PTX; compile errors and layout mismatches give the right error text. Needs NVRTC
+//! only (no GPU); skips without it, fails instead under MONOSCAN_REQUIRE_NVRTC=1.
+
+mod common;
+
+use common::gpu::nvrtc;
+use monoscan::codegen::{render, textbook_block, tile_shape, KernelSet, KernelSpec};
+use monoscan::jit::{compile, Target};
+use monoscan::ops::*;
+use monoscan::{CudaOp, Element, Error, Monoid};
+
+const TARGETS: [Target; 4] = [
+    Target::Cubin(80),
+    Target::Cubin(90),
+    Target::Ptx(80),
+    Target::Ptx(90),
+];
+
+fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
+    let block = textbook_block(size).unwrap();
+    let shape = tile_shape(size, cc).unwrap();
+    vec![
+        KernelSet::TreeReduce { block },
+        KernelSet::KoggeStone { block },
+        KernelSet::BrentKung { block },
+        KernelSet::TiledReduce(shape),
+        KernelSet::ReduceThenScan(shape),
+        KernelSet::SinglePass(shape),
+        KernelSet::Check,
+    ]
+}
+
+/// Compiles every set of `m` for every target; returns how many modules were built.
+fn compile_all<M: Monoid>(m: &M) -> usize {
+    if !nvrtc() {
+        return 0;
+    }
+    let op = m.cuda();
+    let mut built = 0;
+    for target in TARGETS {
+        let cc = match target {
+            Target::Cubin(cc) | Target::Ptx(cc) => cc,
+        };
+        for set in sets(op.elem_size, cc) {
+            for instrument in [false, true] {
+                if instrument
+                    && !matches!(
+                        set,
+                        KernelSet::KoggeStone { .. } | KernelSet::BrentKung { .. }
+                    )
+                {
+                    continue;
+                }
+                let rendered = render(&op, &KernelSpec { set, instrument }).unwrap();
+                let out = compile(&rendered, &op.name, target)
+                    .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
+                assert!(!out.image.is_empty());
+                if let Target::Ptx(_) = target {
+                    let text = String::from_utf8(out.image).unwrap();
+                    assert!(
+                        text.contains(&rendered.entry(set.entries()[1])),
+                        "entry point missing from PTX"
+                    );
+                }
+                built += 1;
+            }
+        }
+    }
+    built
+}
+
+macro_rules! compiles {
+    ($($name:ident: $op:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            compile_all(&$op);
+        }
+    )*};
+}
+
+compiles! {
+    sum_i32: Sum::<i32>::new();
+    sum_u8: Sum::<u8>::new();
+    sum_f64: Sum::<f64>::new();
+    product_u16: Product::<u16>::new();
+    min_f32: Min::<f32>::new();
+    max_i64: Max::<i64>::new();
+    bitxor_u32: BitXor::<u32>::new();
+    argmin_f64: ArgMin::<f64>::new();
+    argmax_i8: ArgMax::<i8>::new();
+    minmax_i32: MinMax::<i32>::new();
+    affine_f32: Affine::<f32>::new();
+    affine_f64: Affine::<f64>::new();
+    matmod: MatMulMod::default();
+    seg_sum_f32: Segmented::new(Sum::<f32>::new());
+    seg_affine_f64: Segmented::new(Affine::<f64>::new());
+    seg_matmod: Segmented::new(MatMulMod::new(7).unwrap());
+    seg_seg_max_u64: Segmented::new(Segmented::new(Max::<u64>::new()));
+}
+
+/// An operator whose snippet has a syntax error.
+struct Typo;
+impl Monoid for Typo {
+    type Elem = i32;
+    fn identity(&self) -> i32 {
+        0
+    }
+    fn combine(&self, a: &i32, b: &i32) -> i32 {
+        a + b
+    }
+    fn cuda(&self) -> CudaOp {
+        CudaOp::new::<i32>("typo")
+            .identity("0")
+            .combine_body("int s = a + b\nreturn s;")
+    }
+}
+
+#[test]
+fn a_syntax_error_in_the_snippet_is_reported_with_numbered_source() {
+    if !nvrtc() {
+        return;
+    }
+    let op = Typo.cuda();
+    let rendered = render(&op, &KernelSpec::new(KernelSet::TreeReduce { block: 256 })).unwrap();
+    let err = compile(&rendered, "typo", Target::Cubin(90)).unwrap_err();
+    let Error::Compile(f) = &err else {
+        panic!("expected a compile error, got {err}")
+    };
+    assert!(f.in_user_snippet);
+    assert!(f.log.contains("error"), "{}", f.log);
+    // The excerpt numbers lines and marks the offending one, which holds the snippet.
+    let marked = f
+        .excerpt
+        .lines()
+        .find(|l| l.starts_with(">>"))
+        .expect("a marked line");
+    assert!(
+        marked.contains("return s;") || marked.contains("int s = a + b"),
+        "{}",
+        f.excerpt
+    );
+    assert_eq!(f.generated, rendered.source);
+    let text = err.to_string();
+    assert!(
+        text.contains("inside the operator's CUDA snippet")
+            && text.contains("--gpu-architecture=sm_90"),
+        "{text}"
+    );
+}
+
+/// A Rust element type whose CUDA declaration has the wrong size.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pair {
+    a: i32,
+    b: i64,
+}
+// SAFETY: plain old data; the mismatch below is in the declared C++ twin, on purpose.
+unsafe impl monoscan::DeviceRepr for Pair {}
+// SAFETY: deliberately wrong (int, int instead of int, long long) to test the layout check;
+// never launched.
+unsafe impl Element for Pair {
+    fn cuda_name() -> String {
+        "pair_t".into()
+    }
+    fn cuda_definition() -> String {
+        "struct pair_t { int a; int b; };".into()
+    }
+}
+struct PairOp;
+impl Monoid for PairOp {
+    type Elem = Pair;
+    fn identity(&self) -> Pair {
+        Pair { a: 0, b: 0 }
+    }
+    fn combine(&self, x: &Pair, y: &Pair) -> Pair {
+        Pair {
+            a: x.a + y.a,
+            b: x.b + y.b,
+        }
+    }
+    fn cuda(&self) -> CudaOp {
+        CudaOp::new::<Pair>("pair")
+            .identity("pair_t{0, 0}")
+            .combine_expr("pair_t{a.a + b.a, a.b + b.b}")
+    }
+}
+
+#[test]
+fn a_layout_mismatch_is_a_layout_error() {
+    if !nvrtc() {
+        return;
+    }
+    let rendered = render(
+        &PairOp.cuda(),
+        &KernelSpec::new(KernelSet::TreeReduce { block: 256 }),
+    )
+    .unwrap();
+    let err = compile(&rendered, "pair", Target::Cubin(90)).unwrap_err();
+    match &err {
+        Error::Layout {
+            cuda_type,
+            rust_size,
+            rust_align,
+            log,
+        } => {
+            assert_eq!(cuda_type, "pair_t");
+            assert_eq!((*rust_size, *rust_align), (16, 8));
+            assert!(log.contains("monoscan layout"), "{log}");
+        }
+        other => panic!("expected a layout error, got {other}"),
+    }
+    assert!(err
+        .to_string()
+        .contains("layout mismatch for element `pair_t`"));
+}
