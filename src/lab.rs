@@ -60,7 +60,12 @@ pub struct BlockCount {
 }
 
 /// Runs every GPU algorithm (when `gpu` is given) and the parallel CPU backend on `xs`.
-pub fn run<M: Monoid>(gpu: Option<&Gpu>, m: &M, xs: &[M::Elem], reps: usize) -> Result<Vec<LabRow>> {
+pub fn run<M: Monoid>(
+    gpu: Option<&Gpu>,
+    m: &M,
+    xs: &[M::Elem],
+    reps: usize,
+) -> Result<Vec<LabRow>> {
     let want = seq::inclusive_scan(m, xs);
     let mut rows = Vec::new();
     if let Some(gpu) = gpu {
@@ -72,7 +77,14 @@ pub fn run<M: Monoid>(gpu: Option<&Gpu>, m: &M, xs: &[M::Elem], reps: usize) -> 
     Ok(rows)
 }
 
-fn gpu_row<M: Monoid>(gpu: &Gpu, m: &M, xs: &[M::Elem], want: &[M::Elem], algorithm: Algorithm, reps: usize) -> Result<LabRow> {
+fn gpu_row<M: Monoid>(
+    gpu: &Gpu,
+    m: &M,
+    xs: &[M::Elem],
+    want: &[M::Elem],
+    algorithm: Algorithm,
+    reps: usize,
+) -> Result<LabRow> {
     let s = gpu.stream();
     let input = s.clone_htod(xs)?;
     let mut out = s.clone_htod(xs)?;

@@ -34,5 +34,5 @@ pub use backend::Backend;
 pub use cudarc::driver::DeviceRepr;
 pub use element::{guarded_definition, ident_fragment, Element};
 pub use error::{CompileFailure, Error, Result};
-pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, Scanner, Timing};
+pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, Scanner, Timing};
 pub use monoid::{CudaOp, Monoid, Param};

@@ -240,6 +240,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 // Statuses carry the launch's epoch: entries of earlier launches read as "not yet published",
 // so the state needs no clearing between launches. The tile that draws the last number resets
 // the counter for the next launch. No path returns early: every tile always publishes.
+#define MS_LB {{ lookback }}
 #define MS_AGG 1u
 #define MS_INCL 2u
 {% if layout == "packed64" %}
@@ -281,6 +282,42 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem*, co
     u.w = lo;
     v = u.v;
     return (ms_u32)hi;
+}
+{% elif layout == "paired" %}
+// Elements of 9 to 32 bytes: each tile owns MS_PIECES 128-bit words, each holding 8 bytes of the
+// value beside a copy of the status, written and read with single 128-bit relaxed accesses.
+// A reader accepts a value only when every piece carries the same status: each tile publishes
+// AGG once and INCL once per epoch, so equal statuses mean all pieces come from one publish.
+// All pieces are loaded independently, in one round trip.
+#define MS_PIECES ((int)((sizeof(ms_elem) + 7) / 8))
+struct alignas(16) ms_state { ms_u64 lo, hi; };
+union ms_pieces { ms_elem v; ms_u64 w[MS_PIECES]; };
+__device__ __forceinline__ void ms_publish(ms_state* st, ms_elem*, ms_elem*, ms_u32 tile, ms_u32 status, const ms_elem& v) {
+    ms_pieces u;
+#pragma unroll
+    for (int k = 0; k < MS_PIECES; ++k) u.w[k] = 0;
+    u.v = v;
+    ms_state* base = st + (ms_u64)tile * MS_PIECES;
+#pragma unroll
+    for (int k = 0; k < MS_PIECES; ++k) {
+        asm volatile("{ .reg .b128 t; mov.b128 t, { %1, %2}; st.relaxed.gpu.global.b128 [%0], t; }"
+                     ::"l"(base + k), "l"(u.w[k]), "l"((ms_u64)status) : "memory");
+    }
+}
+__device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem*, const ms_elem*, ms_u32 tile, ms_elem& v) {
+    ms_pieces u;
+    ms_u64 s[MS_PIECES];
+    const ms_state* base = st + (ms_u64)tile * MS_PIECES;
+#pragma unroll
+    for (int k = 0; k < MS_PIECES; ++k) {
+        asm volatile("{ .reg .b128 t; ld.relaxed.gpu.global.b128 t, [%2]; mov.b128 { %0, %1}, t; }"
+                     : "=l"(u.w[k]), "=l"(s[k]) : "l"(base + k) : "memory");
+    }
+    bool same = true;
+#pragma unroll
+    for (int k = 1; k < MS_PIECES; ++k) same = same && s[k] == s[0];
+    v = u.v;
+    return same ? (ms_u32)s[0] : 0u;
 }
 {% else %}
 // Larger elements: a status word per tile, and the values in two separate arrays (aggregates,
@@ -328,34 +365,66 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
         ms_elem prefix = has_init ? init : MsOp::identity();
         if (tile > 0) {
             if (lane == 0) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
+            // Each step inspects MS_LB predecessors per lane (a window of 32 * MS_LB tiles):
+            // lane l owns tiles end-1-l*MS_LB-p, p = 0 (nearest) .. MS_LB-1, all loaded at once.
             ms_i64 end = tile;
             bool have = false;
             ms_elem acc = prefix;
             while (true) {
-                const ms_i64 pred = end - 1 - (ms_i64)lane;
-                ms_elem v = MsOp::identity();
-                ms_u32 kind = MS_INCL;
-                if (pred >= 0) {
-                    ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v);
-                    for (int spins = 0; (status >> 2) != epoch; ++spins) {
-                        if (spins > 8) __nanosleep(spins < 64 ? 32 : 256);
-                        status = ms_peek(state, aggs, incls, (ms_u32)pred, v);
+                ms_elem v[MS_LB];
+                ms_u32 kind[MS_LB];
+                bool valid[MS_LB];
+#pragma unroll
+                for (int p = 0; p < MS_LB; ++p) {
+                    const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
+                    v[p] = MsOp::identity();
+                    kind[p] = MS_INCL;
+                    valid[p] = pred < 0;
+                    if (pred >= 0) {
+                        const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
+                        valid[p] = (status >> 2) == epoch;
+                        kind[p] = status & 3u;
                     }
-                    kind = status & 3u;
                 }
-                const ms_u32 incl_mask = __ballot_sync(MS_FULL, kind == MS_INCL);
+                for (int spins = 0;; ++spins) {
+                    bool all = true;
+#pragma unroll
+                    for (int p = 0; p < MS_LB; ++p) all = all && valid[p];
+                    if (all) break;
+                    if (spins > 4) __nanosleep(spins < 64 ? 20 : 200);
+#pragma unroll
+                    for (int p = 0; p < MS_LB; ++p) {
+                        if (!valid[p]) {
+                            const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
+                            const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
+                            valid[p] = (status >> 2) == epoch;
+                            kind[p] = status & 3u;
+                        }
+                    }
+                }
+                int first = MS_LB;  // this lane's nearest inclusive prefix
+#pragma unroll
+                for (int p = MS_LB - 1; p >= 0; --p) {
+                    if (kind[p] == MS_INCL) first = p;
+                }
+                const ms_u32 incl_mask = __ballot_sync(MS_FULL, first < MS_LB);
                 const int stop = incl_mask ? __ffs(incl_mask) - 1 : 31;
-                if ((int)lane > stop) v = MsOp::identity();
+                // Fold this lane's tiles, earliest first, up to the nearest inclusive prefix.
+                ms_elem x = MsOp::identity();
+#pragma unroll
+                for (int p = MS_LB - 1; p >= 0; --p) {
+                    if ((int)lane < stop || ((int)lane == stop && p <= first)) x = MsOp::combine(x, v[p]);
+                }
                 // Earlier tiles sit at higher lanes: fold them first.
 #pragma unroll
                 for (unsigned d = 1; d < 32; d <<= 1) {
-                    const ms_elem y = ms_shfl_down(v, d);
-                    if (lane + d < 32) v = MsOp::combine(y, v);
+                    const ms_elem y = ms_shfl_down(x, d);
+                    if (lane + d < 32) x = MsOp::combine(y, x);
                 }
-                acc = have ? MsOp::combine(v, acc) : v;
+                acc = have ? MsOp::combine(x, acc) : x;
                 have = true;
                 if (incl_mask) break;
-                end -= 32;
+                end -= 32 * MS_LB;
             }
             // The window that met an inclusive prefix already includes init (via tile 0).
             prefix = acc;

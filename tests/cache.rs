@@ -5,7 +5,7 @@ mod common;
 
 use common::gpu::nvrtc;
 use monoscan::cache::{CacheConfig, KernelCache};
-use monoscan::codegen::{tile_shape, KernelSet, KernelSpec};
+use monoscan::codegen::{tile_shape, KernelSet, KernelSpec, Purpose};
 use monoscan::jit::Target;
 use monoscan::ops::Sum;
 use monoscan::Monoid;
@@ -14,7 +14,9 @@ use std::path::Path;
 const TARGET: Target = Target::Cubin(90);
 
 fn spec() -> KernelSpec {
-    KernelSpec::new(KernelSet::SinglePass(tile_shape(4, 90).unwrap()))
+    KernelSpec::new(KernelSet::SinglePass(
+        tile_shape(4, 90, Purpose::SinglePass).unwrap(),
+    ))
 }
 
 fn get(cache: &KernelCache) -> Vec<u8> {

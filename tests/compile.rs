@@ -5,7 +5,7 @@
 mod common;
 
 use common::gpu::nvrtc;
-use monoscan::codegen::{render, textbook_block, tile_shape, KernelSet, KernelSpec};
+use monoscan::codegen::{render, textbook_block, tile_shape, KernelSet, KernelSpec, Purpose};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
 use monoscan::{CudaOp, Element, Error, Monoid};
@@ -19,14 +19,15 @@ const TARGETS: [Target; 4] = [
 
 fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
     let block = textbook_block(size).unwrap();
-    let shape = tile_shape(size, cc).unwrap();
+    let shape = tile_shape(size, cc, Purpose::Tiles).unwrap();
+    let sp = tile_shape(size, cc, Purpose::SinglePass).unwrap();
     vec![
         KernelSet::TreeReduce { block },
         KernelSet::KoggeStone { block },
         KernelSet::BrentKung { block },
         KernelSet::TiledReduce(shape),
         KernelSet::ReduceThenScan(shape),
-        KernelSet::SinglePass(shape),
+        KernelSet::SinglePass(sp),
         KernelSet::Check,
     ]
 }

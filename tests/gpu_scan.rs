@@ -7,7 +7,7 @@
 mod common;
 
 use common::gpu::{gpu, Rng};
-use monoscan::codegen::{textbook_block, tile_shape};
+use monoscan::codegen::{textbook_block, tile_shape, Purpose};
 use monoscan::cpu::seq;
 use monoscan::ops::*;
 use monoscan::{Algorithm, ApproxEq, Gpu, Monoid, Tolerance};
@@ -166,7 +166,12 @@ fn boundary_lengths(gpu: &Gpu, algorithm: Algorithm, size: usize) -> Vec<usize> 
     let section = match algorithm {
         Algorithm::KoggeStone => textbook_block(size).unwrap() as usize,
         Algorithm::BrentKung => 2 * textbook_block(size).unwrap() as usize,
-        _ => tile_shape(size, gpu.info().cc).unwrap().tile() as usize,
+        Algorithm::Hierarchical => tile_shape(size, gpu.info().cc, Purpose::Tiles)
+            .unwrap()
+            .tile() as usize,
+        _ => tile_shape(size, gpu.info().cc, Purpose::SinglePass)
+            .unwrap()
+            .tile() as usize,
     };
     for s in [section, 2 * section, section * section] {
         ns.extend([s - 1, s, s + 1]);

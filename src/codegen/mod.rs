@@ -9,7 +9,7 @@ mod engine;
 mod op;
 mod shape;
 
-pub use shape::{textbook_block, tile_shape, StateLayout, TileShape, SMEM_LIMIT};
+pub use shape::{textbook_block, tile_shape, Purpose, StateLayout, TileShape, SMEM_LIMIT};
 
 use crate::error::Result;
 use crate::monoid::CudaOp;
@@ -138,6 +138,7 @@ struct BodyCtx<'a> {
     block: u32,
     items: u32,
     layout: &'a str,
+    lookback: u32,
     tree: bool,
     ks: bool,
     bk: bool,
@@ -169,6 +170,7 @@ fn body(prefix: &str, set: KernelSet) -> Result<String> {
             ctx.block = s.block;
             ctx.items = s.items;
             ctx.layout = s.layout.name();
+            ctx.lookback = s.lookback;
             ctx.reduce_tiles = matches!(set, KernelSet::TiledReduce(_));
             ctx.tile_totals = matches!(set, KernelSet::ReduceThenScan(_));
             ctx.tile_scan = !ctx.reduce_tiles;

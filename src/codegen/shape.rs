@@ -12,6 +12,9 @@ pub enum StateLayout {
     Packed64,
     /// Status and value in one 128-bit word (elements of 5 to 8 bytes).
     Packed128,
+    /// Elements of 9 to 32 bytes: each 8-byte piece of the value in a 128-bit word beside a
+    /// copy of the status, so that a reader needs one round of independent loads.
+    Paired,
     /// A status array plus value arrays, ordered by release/acquire (larger elements).
     Separate,
 }
@@ -22,6 +25,7 @@ impl StateLayout {
         match size {
             0..=4 => StateLayout::Packed64,
             5..=8 => StateLayout::Packed128,
+            9..=32 => StateLayout::Paired,
             _ => StateLayout::Separate,
         }
     }
@@ -31,19 +35,31 @@ impl StateLayout {
         match self {
             StateLayout::Packed64 => "packed64",
             StateLayout::Packed128 => "packed128",
+            StateLayout::Paired => "paired",
             StateLayout::Separate => "separate",
         }
     }
 
-    /// Bytes of the persistent status array per tile (for the separate layout the values live
-    /// in per-call scratch, two elements per tile).
-    pub fn status_bytes(&self) -> u64 {
+    /// Bytes of the persistent state per tile for elements of `size` bytes (for the separate
+    /// layout the values live in per-call scratch, two elements per tile).
+    pub fn status_bytes(&self, size: usize) -> u64 {
         match self {
             StateLayout::Packed64 => 8,
             StateLayout::Packed128 => 16,
+            StateLayout::Paired => 16 * size.div_ceil(8) as u64,
             StateLayout::Separate => 4,
         }
     }
+}
+
+/// What a tile shape is for: the single-pass scan prefers larger tiles (fewer look-back
+/// steps), the reduce and the reduce-then-scan smaller ones (more blocks in flight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Purpose {
+    /// The single-pass scan.
+    SinglePass,
+    /// The tiled reduce and the reduce-then-scan.
+    Tiles,
 }
 
 /// Threads and items per thread of a tile.
@@ -55,6 +71,8 @@ pub struct TileShape {
     pub items: u32,
     /// The single-pass state layout.
     pub layout: StateLayout,
+    /// Predecessors each lane of the look-back warp inspects per step.
+    pub lookback: u32,
 }
 
 impl TileShape {
@@ -65,7 +83,13 @@ impl TileShape {
 
     /// `b256x16-packed64`.
     pub fn name(&self) -> String {
-        format!("b{}x{}-{}", self.block, self.items, self.layout.name())
+        format!(
+            "b{}x{}x{}-{}",
+            self.block,
+            self.items,
+            self.lookback,
+            self.layout.name()
+        )
     }
 
     /// Static shared memory of the tiled kernels for elements of `size` bytes.
@@ -76,40 +100,58 @@ impl TileShape {
     }
 }
 
-/// The tile shape for elements of `size` bytes on compute capability `cc` (`90` for sm_90).
-/// `MONOSCAN_TILE=<threads>x<items>` overrides it (for tuning).
-pub fn tile_shape(size: usize, cc: u32) -> Result<TileShape> {
+/// The tile shape for elements of `size` bytes on compute capability `cc`, for `purpose`.
+/// `MONOSCAN_TILE=<threads>x<items>[x<lookback>]` overrides it (for tuning).
+pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
     let layout = StateLayout::for_size(size);
+    // One predecessor per lane: wider windows (2 to 8 per lane) were measured slower, their
+    // registers costing a resident block per SM (docs/performance.md).
+    let lookback = 1;
     if let Ok(v) = std::env::var("MONOSCAN_TILE") {
-        let parsed = v
-            .split_once('x')
-            .and_then(|(b, i)| Some((b.trim().parse().ok()?, i.trim().parse().ok()?)));
-        let (block, items) = parsed.ok_or_else(|| {
-            Error::invalid(format!("MONOSCAN_TILE={v}: expected <threads>x<items>"))
-        })?;
-        let shape = TileShape {
-            block,
-            items,
-            layout,
+        let parts: Vec<Option<u32>> = v.split('x').map(|p| p.trim().parse().ok()).collect();
+        let shape = match parts.as_slice() {
+            [Some(block), Some(items)] => TileShape {
+                block: *block,
+                items: *items,
+                layout,
+                lookback,
+            },
+            [Some(block), Some(items), Some(lb)] => TileShape {
+                block: *block,
+                items: *items,
+                layout,
+                lookback: *lb,
+            },
+            _ => {
+                return Err(Error::invalid(format!(
+                    "MONOSCAN_TILE={v}: expected <threads>x<items>[x<lookback>]"
+                )))
+            }
         };
         return check(shape, size);
     }
-    // Aim at about 16 KiB of data per tile: enough bytes in flight per SM for bandwidth, few
-    // enough registers for occupancy.
-    let (block, items) = match size {
-        0..=1 => (256, 32),
-        2 => (256, 24),
-        3..=4 => (256, if cc >= 90 { 16 } else { 12 }),
-        5..=8 => (256, 8),
-        9..=16 => (128, 8),
-        17..=32 => (128, 4),
-        33..=64 => (128, 2),
+    // Measured on an H100 (docs/performance.md): the single-pass scan wants large tiles, since
+    // its look-back chain, not bandwidth, limits it; the reduce and reduce-then-scan reach
+    // bandwidth with about 16 KiB per tile and more blocks in flight.
+    let _ = cc;
+    let (block, items) = match (purpose, size) {
+        (Purpose::SinglePass, 0..=4) => (256, 32),
+        (Purpose::SinglePass, 5..=16) => (128, 16),
+        (Purpose::SinglePass, 17..=32) => (128, 8),
+        (Purpose::Tiles, 0..=1) => (256, 32),
+        (Purpose::Tiles, 2) => (256, 24),
+        (Purpose::Tiles, 3..=4) => (256, 16),
+        (_, 5..=8) => (256, 8),
+        (_, 9..=16) => (128, 8),
+        (_, 17..=32) => (128, 4),
+        (_, 33..=64) => (128, 2),
         _ => (64, 1),
     };
     let mut shape = TileShape {
         block,
         items,
         layout,
+        lookback,
     };
     while shape.smem_bytes(size) > SMEM_LIMIT && shape.items > 1 {
         shape.items /= 2;
@@ -121,10 +163,15 @@ pub fn tile_shape(size: usize, cc: u32) -> Result<TileShape> {
 }
 
 fn check(shape: TileShape, size: usize) -> Result<TileShape> {
-    if shape.block == 0 || shape.block % 32 != 0 || shape.block > 1024 || shape.items == 0 {
+    if shape.block == 0
+        || shape.block % 32 != 0
+        || shape.block > 1024
+        || shape.items == 0
+        || !(1..=8).contains(&shape.lookback)
+    {
         return Err(Error::invalid(format!(
-            "tile shape {}x{}: threads must be a multiple of 32 up to 1024, items at least 1",
-            shape.block, shape.items
+            "tile shape {}x{}x{}: threads must be a multiple of 32 up to 1024, items at least 1, look-back 1 to 8",
+            shape.block, shape.items, shape.lookback
         )));
     }
     if shape.smem_bytes(size) > SMEM_LIMIT {
@@ -160,12 +207,14 @@ mod tests {
 
     #[test]
     fn shapes_fit_shared_memory() {
-        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
-            let s = tile_shape(size, 90).unwrap();
-            assert!(s.smem_bytes(size) <= SMEM_LIMIT, "size {size}: {s:?}");
-            assert_eq!(s.layout, StateLayout::for_size(size));
+        for purpose in [Purpose::SinglePass, Purpose::Tiles] {
+            for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+                let s = tile_shape(size, 90, purpose).unwrap();
+                assert!(s.smem_bytes(size) <= SMEM_LIMIT, "size {size}: {s:?}");
+                assert_eq!(s.layout, StateLayout::for_size(size));
+            }
+            assert!(tile_shape(10_000, 90, purpose).is_err());
         }
-        assert!(tile_shape(10_000, 90).is_err());
     }
 
     #[test]

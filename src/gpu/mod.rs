@@ -35,6 +35,23 @@ pub(crate) struct Loaded {
     pub(crate) module: Arc<CudaModule>,
 }
 
+/// What a compiled kernel uses, as the driver reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The kernel set and entry (`single-pass-b256x16-packed64 scan_single_pass`).
+    pub name: String,
+    /// Registers per thread.
+    pub registers: i32,
+    /// Local memory (spills, stack) per thread, in bytes.
+    pub local_bytes: i32,
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes: i32,
+    /// Resident blocks per SM at `threads` threads per block.
+    pub blocks_per_sm: u32,
+    /// Threads per block the kernel is launched with.
+    pub threads: u32,
+}
+
 impl Loaded {
     /// Reads and clears the instrumented builds' combine counter (`ms_combine_count`).
     pub(crate) fn take_combine_count(&self, stream: &Arc<CudaStream>) -> Result<u64> {
@@ -98,10 +115,13 @@ impl Gpu {
         Gpu::with_cache(ordinal, KernelCache::global())
     }
 
-    /// Opens device `ordinal` with the given kernel cache.
+    /// Opens device `ordinal` with the given kernel cache. Work is queued on the context's
+    /// default stream: one stream keeps every call in order (scratch memory is reused across
+    /// calls) and keeps cudarc out of its multi-stream event tracking, whose extra driver calls
+    /// would add microseconds to every small scan.
     pub fn with_cache(ordinal: usize, cache: Arc<KernelCache>) -> Result<Gpu> {
         let (ctx, _) = device::open(ordinal)?;
-        let stream = ctx.new_stream()?;
+        let stream = ctx.default_stream();
         Gpu::from_stream(stream, cache)
     }
 

@@ -4,7 +4,7 @@ use super::launch;
 use super::scanner::Scanner;
 use super::scratch::bytes_for;
 use crate::algorithm::Algorithm;
-use crate::codegen::KernelSet;
+use crate::codegen::{KernelSet, Purpose};
 use crate::error::Result;
 use crate::monoid::Monoid;
 
@@ -57,7 +57,7 @@ impl<M: Monoid> Scanner<'_, M> {
     /// A persistent grid folds contiguous runs of tiles into per-block partials, in order;
     /// then one block folds the partials.
     fn reduce_tiled(&self, inp: u64, n: u64, out: u64) -> Result<()> {
-        let shape = self.shape()?;
+        let shape = self.shape(Purpose::Tiles)?;
         let set = KernelSet::TiledReduce(shape);
         if n == 0 {
             return self.fill(set, out, 1, self.m.identity());

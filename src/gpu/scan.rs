@@ -4,7 +4,7 @@ use super::launch::{self, BlockScan, SinglePass, TileScan};
 use super::scanner::{Mode, Scanner};
 use super::scratch::bytes_for;
 use crate::algorithm::Algorithm;
-use crate::codegen::{KernelSet, StateLayout};
+use crate::codegen::{KernelSet, Purpose, StateLayout};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
 
@@ -26,7 +26,7 @@ impl<M: Monoid> Scanner<'_, M> {
         Ok(match self.algorithm {
             Algorithm::Auto if self.gpu.deterministic => Algorithm::Hierarchical,
             Algorithm::Auto => {
-                let shape = self.shape()?;
+                let shape = self.shape(Purpose::SinglePass)?;
                 if n.div_ceil(shape.tile()) > u64::from(u32::MAX) {
                     Algorithm::Hierarchical
                 } else {
@@ -78,15 +78,20 @@ impl<M: Monoid> Scanner<'_, M> {
             Algorithm::BrentKung => KernelSet::BrentKung {
                 block: self.textbook_block()?,
             },
-            Algorithm::Hierarchical => KernelSet::ReduceThenScan(self.shape()?),
-            _ => KernelSet::SinglePass(self.shape()?),
+            Algorithm::Hierarchical => KernelSet::ReduceThenScan(self.shape(Purpose::Tiles)?),
+            _ => KernelSet::SinglePass(self.shape(Purpose::SinglePass)?),
         })
     }
 
     /// Only the first level of a textbook scan: one inclusive block scan per section, no carries.
     /// Returns `(sections, section length)`; `None` for the tiled algorithms. For measuring the
     /// block algorithms' work in `monoscan lab`.
-    pub(crate) fn block_scans_only(&self, inp: u64, out: u64, n: u64) -> Result<Option<(u64, u64)>> {
+    pub(crate) fn block_scans_only(
+        &self,
+        inp: u64,
+        out: u64,
+        n: u64,
+    ) -> Result<Option<(u64, u64)>> {
         let set = self.scan_set(self.resolve(n)?)?;
         let (block, section, entry) = match set {
             KernelSet::KoggeStone { block } => (block, u64::from(block), "ks_scan"),
@@ -283,7 +288,11 @@ impl<M: Monoid> Scanner<'_, M> {
         } else {
             (0, 0)
         };
-        let (state, counter, epoch) = scratch.single_pass(stream, shape.layout, tiles)?;
+        let (state, counter, epoch) = scratch.single_pass(
+            stream,
+            shape.layout,
+            tiles * shape.layout.status_bytes(size),
+        )?;
         let args = SinglePass {
             inp,
             out,

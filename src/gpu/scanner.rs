@@ -2,11 +2,11 @@
 
 use super::{launch, Gpu, Loaded};
 use crate::algorithm::Algorithm;
-use crate::codegen::{textbook_block, tile_shape, KernelSet, KernelSpec, TileShape};
+use crate::codegen::{textbook_block, tile_shape, KernelSet, KernelSpec, Purpose, TileShape};
 use crate::error::{Error, Result};
 use crate::monoid::{CudaOp, Monoid};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How a scan treats each position.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +44,7 @@ pub struct Scanner<'a, M: Monoid> {
     pub(crate) algorithm: Algorithm,
     pub(crate) instrument: bool,
     loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
+    shapes: [OnceLock<TileShape>; 2],
 }
 
 impl<'a, M: Monoid> Scanner<'a, M> {
@@ -55,6 +56,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             algorithm: Algorithm::Auto,
             instrument: false,
             loaded: Mutex::new(Vec::new()),
+            shapes: [OnceLock::new(), OnceLock::new()],
         }
     }
 
@@ -77,12 +79,50 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         if !self.instrument {
             return Ok(0);
         }
-        let loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let loaded = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let mut total = 0;
         for (_, l) in loaded {
             total += l.take_combine_count(&self.gpu.stream)?;
         }
         Ok(total)
+    }
+
+    /// Registers, local and shared memory, and occupancy of every kernel loaded so far.
+    pub fn kernel_info(&self) -> Result<Vec<super::KernelInfo>> {
+        let loaded = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut out = Vec::new();
+        for (spec, l) in loaded {
+            let threads = match spec.set {
+                KernelSet::TreeReduce { block }
+                | KernelSet::KoggeStone { block }
+                | KernelSet::BrentKung { block } => block,
+                KernelSet::TiledReduce(s)
+                | KernelSet::ReduceThenScan(s)
+                | KernelSet::SinglePass(s) => s.block,
+                KernelSet::Check => 256,
+            };
+            for &entry in spec.set.entries() {
+                let f = l.function(entry)?;
+                out.push(super::KernelInfo {
+                    name: format!("{} {entry}", spec.set.name()),
+                    registers: f.num_regs()?,
+                    local_bytes: f.local_size_bytes()?,
+                    shared_bytes: f.shared_size_bytes()?,
+                    blocks_per_sm: f
+                        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?,
+                    threads,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The operator's CUDA description, as used for code generation.
@@ -94,7 +134,8 @@ impl<'a, M: Monoid> Scanner<'a, M> {
     /// timings) include no compilation.
     pub fn prepare(&self) -> Result<()> {
         let tb = self.textbook_block()?;
-        let shape = self.shape()?;
+        let tiles = self.shape(Purpose::Tiles)?;
+        let sp = self.shape(Purpose::SinglePass)?;
         let sets = match self.algorithm {
             Algorithm::KoggeStone => vec![
                 KernelSet::KoggeStone { block: tb },
@@ -105,17 +146,16 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 KernelSet::TreeReduce { block: tb },
             ],
             Algorithm::Hierarchical => vec![
-                KernelSet::ReduceThenScan(shape),
-                KernelSet::TiledReduce(shape),
+                KernelSet::ReduceThenScan(tiles),
+                KernelSet::TiledReduce(tiles),
             ],
-            Algorithm::SinglePass => {
-                vec![KernelSet::SinglePass(shape), KernelSet::TiledReduce(shape)]
+            Algorithm::Auto if self.gpu.deterministic => vec![
+                KernelSet::ReduceThenScan(tiles),
+                KernelSet::TiledReduce(tiles),
+            ],
+            Algorithm::SinglePass | Algorithm::Auto => {
+                vec![KernelSet::SinglePass(sp), KernelSet::TiledReduce(tiles)]
             }
-            Algorithm::Auto => vec![
-                KernelSet::SinglePass(shape),
-                KernelSet::ReduceThenScan(shape),
-                KernelSet::TiledReduce(shape),
-            ],
         };
         for set in sets {
             self.kernels(set)?;
@@ -123,8 +163,14 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         Ok(())
     }
 
-    pub(crate) fn shape(&self) -> Result<TileShape> {
-        tile_shape(self.op.elem_size, self.gpu.info.cc)
+    /// The tile shape for `purpose` (chosen once per scanner).
+    pub(crate) fn shape(&self, purpose: Purpose) -> Result<TileShape> {
+        let slot = &self.shapes[purpose as usize];
+        if let Some(s) = slot.get() {
+            return Ok(*s);
+        }
+        let s = tile_shape(self.op.elem_size, self.gpu.info.cc, purpose)?;
+        Ok(*slot.get_or_init(|| s))
     }
 
     pub(crate) fn textbook_block(&self) -> Result<u32> {

@@ -17,7 +17,7 @@ const EPOCH_LIMIT: u32 = (1 << 30) - 1;
 #[derive(Debug, Default)]
 pub struct Scratch {
     general: Option<CudaSlice<u8>>,
-    states: [Option<CudaSlice<u8>>; 3],
+    states: [Option<CudaSlice<u8>>; 4],
     counter: Option<CudaSlice<u32>>,
     epoch: u32,
 }
@@ -71,16 +71,15 @@ impl Scratch {
         })
     }
 
-    /// The tile-state array of `layout` for at least `tiles` tiles, the zeroed counter, and a
-    /// fresh epoch. Returns `(state, counter, epoch)` addresses.
+    /// The tile-state array of `layout` of at least `state_bytes` bytes, the zeroed counter,
+    /// and a fresh epoch. Returns `(state, counter, epoch)` addresses.
     pub fn single_pass(
         &mut self,
         stream: &Arc<CudaStream>,
         layout: StateLayout,
-        tiles: u64,
+        state_bytes: u64,
     ) -> Result<(u64, u64, u32)> {
         let slot = layout as usize;
-        let state_bytes = tiles * layout.status_bytes();
         let have = self.states[slot].as_ref().map_or(0, |b| b.len() as u64);
         if have < state_bytes {
             let want = state_bytes.max(have * 2).max(1 << 16);

@@ -14,7 +14,10 @@ pub struct Timing {
 impl Timing {
     /// The median run.
     pub fn median_ms(&self) -> f64 {
-        self.runs_ms.get(self.runs_ms.len() / 2).copied().unwrap_or(f64::NAN)
+        self.runs_ms
+            .get(self.runs_ms.len() / 2)
+            .copied()
+            .unwrap_or(f64::NAN)
     }
 
     /// The fastest run.
@@ -26,7 +29,12 @@ impl Timing {
 impl Gpu {
     /// Runs `f` `warmup` times untimed, then `reps` times, each between two events recorded
     /// on this Gpu's stream. `f` must queue its work on that stream.
-    pub fn time(&self, warmup: usize, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut f: impl FnMut() -> Result<()>,
+    ) -> Result<Timing> {
         for _ in 0..warmup {
             f()?;
         }
