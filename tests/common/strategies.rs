@@ -20,7 +20,7 @@ pub const HEAD_PROBABILITY: f64 = 0.2;
 /// Lengths where blocked algorithms tend to break: empty, one, two, around a warp (32).
 pub const EDGE_LENGTHS: [usize; 6] = [0, 1, 2, 31, 32, 33];
 
-/// Prime lengths: never a multiple of any chunk or block size.
+/// Prime lengths: never a multiple of a power-of-two block size, nor of most chunk sizes.
 pub const PRIME_LENGTHS: [usize; 2] = [1009, 4099];
 
 /// A prime just past `2^16`.
@@ -40,8 +40,9 @@ pub const SMALL_DYADIC_K: i32 = 1 << 7;
 // ---------------------------------------------------------------------------------------------
 // Lengths and vectors
 
-/// Input lengths biased to boundaries: [`EDGE_LENGTHS`], [`PRIME_LENGTHS`], [`LARGE_LENGTH`]
-/// (rarely) and random lengths up to [`RANDOM_MAX_LEN`] (half of them below 64).
+/// Input lengths biased to boundaries: [`EDGE_LENGTHS`] (6 in 17), [`PRIME_LENGTHS`] (2 in 17),
+/// [`LARGE_LENGTH`] (1 in 17), and random lengths below 64 (4 in 17) or up to
+/// [`RANDOM_MAX_LEN`] (4 in 17).
 pub fn length() -> BoxedStrategy<usize> {
     length_up_to(usize::MAX)
 }
@@ -64,15 +65,28 @@ pub fn length_up_to(max: usize) -> BoxedStrategy<usize> {
     Union::new_weighted(choices).boxed()
 }
 
-/// Vectors of `elems` whose lengths come from `lengths`.
+/// Inputs longer than this are tiled: a random block of [`TILE_LEN`] elements, repeated.
+/// Drawing tens of thousands of structured elements through proptest takes seconds in a debug
+/// build; a prime period keeps every chunk of a blocked algorithm different from its neighbours.
+pub const TILE_ABOVE: usize = 8192;
+
+/// The period of tiled inputs (a prime).
+pub const TILE_LEN: usize = 1021;
+
+/// Vectors of `elems` whose lengths come from `lengths` (tiled above [`TILE_ABOVE`]).
 pub fn vec_of<S>(
     elems: S,
     lengths: impl Strategy<Value = usize>,
 ) -> impl Strategy<Value = Vec<S::Value>>
 where
     S: Strategy + Clone,
+    S::Value: Clone,
 {
-    lengths.prop_flat_map(move |n| vec(elems.clone(), n))
+    lengths.prop_flat_map(move |n| {
+        let drawn = if n > TILE_ABOVE { TILE_LEN } else { n };
+        vec(elems.clone(), drawn)
+            .prop_map(move |block| block.iter().cycle().take(n).cloned().collect())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +187,7 @@ pub fn affine<T: TestFloat>() -> impl Strategy<Value = AffineMap<T>> + Clone {
 /// `x -> a*x + b` with `a` in `{-1, 0, 1}` and `b` a [`small_dyadic`]: every composition of up
 /// to `2^16 + 2` of them is computed exactly, whatever the grouping, yet the order matters.
 pub fn affine_exact<T: TestFloat>() -> impl Strategy<Value = AffineMap<T>> + Clone {
-    let a = prop_oneof![4 => Just(1.0), 4 => Just(-1.0), 1 => Just(0.0)];
+    let a = prop_oneof![20 => Just(1.0), 20 => Just(-1.0), 1 => Just(0.0)];
     (a, small_dyadic::<T>()).prop_map(|(a, b)| AffineMap::new(T::from_f64(a), b))
 }
 
@@ -214,6 +228,19 @@ where
 pub fn mat2(op: MatMulMod) -> impl Strategy<Value = Mat2> + Clone {
     let entry = prop_oneof![3 => any::<u32>(), 1 => 0u32..4];
     prop::array::uniform4(entry).prop_map(move |m| op.reduce_entries(m))
+}
+
+/// Whether `m` is invertible modulo `op`'s prime.
+pub fn invertible(op: MatMulMod, m: &Mat2) -> bool {
+    let p = u64::from(op.modulus());
+    let e = m.m.map(u64::from);
+    (e[0] * e[3]) % p != (e[1] * e[2]) % p
+}
+
+/// [`mat2`] without singular matrices: long products never collapse to the zero matrix (with a
+/// small prime, products of a few random matrices are usually 0 otherwise).
+pub fn invertible_mat2(op: MatMulMod) -> impl Strategy<Value = Mat2> + Clone {
+    mat2(op).prop_filter("singular", move |m| invertible(op, m))
 }
 
 /// `Flagged` elements over `inner`, each a segment head with probability [`HEAD_PROBABILITY`].
