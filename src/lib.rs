@@ -24,9 +24,11 @@ pub mod jit;
 pub mod lab;
 pub mod laws;
 pub mod literal;
+mod map;
 mod monoid;
 pub mod ops;
 pub mod verify;
+pub mod workloads;
 
 pub use algorithm::Algorithm;
 pub use approx::{ApproxEq, Tolerance};
@@ -34,5 +36,9 @@ pub use backend::Backend;
 pub use cudarc::driver::DeviceRepr;
 pub use element::{guarded_definition, ident_fragment, Element};
 pub use error::{CompileFailure, Error, Result};
-pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, Scanner, Timing};
-pub use monoid::{CudaOp, Monoid, Param};
+pub use gpu::{
+    device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner, Timing,
+};
+pub use map::Map;
+pub use monoid::{CudaMap, CudaOp, Monoid, Param};
+pub use monoscan_derive::Element;
