@@ -1,6 +1,7 @@
 //! [`Backend`]: the host-slice interface shared by the CPU backends and the GPU.
 
 use crate::error::Result;
+use crate::map::Map;
 use crate::monoid::Monoid;
 
 /// Reduce and scan over host slices, for any [`Monoid`].
@@ -76,5 +77,42 @@ pub trait Backend {
         let mut out = xs.to_vec();
         let total = self.exclusive_scan_in_place(m, &mut out, init)?;
         Ok((out, total))
+    }
+
+    /// The fold of `map(xs)`. The GPU applies the map inside the kernel (the input is read
+    /// once); the CPU backends map, then fold.
+    fn map_reduce<M: Monoid, In: crate::Element>(
+        &self,
+        m: &M,
+        map: &Map<In, M::Elem>,
+        xs: &[In],
+    ) -> Result<M::Elem> {
+        let ys: Vec<M::Elem> = xs.iter().map(|x| map.apply(x)).collect();
+        self.reduce(m, &ys)
+    }
+
+    /// The inclusive scan of `map(xs)`.
+    fn map_inclusive_scan<M: Monoid, In: crate::Element>(
+        &self,
+        m: &M,
+        map: &Map<In, M::Elem>,
+        xs: &[In],
+    ) -> Result<Vec<M::Elem>> {
+        let mut ys: Vec<M::Elem> = xs.iter().map(|x| map.apply(x)).collect();
+        self.inclusive_scan_in_place(m, &mut ys)?;
+        Ok(ys)
+    }
+
+    /// The exclusive scan of `map(xs)` from `init`, and the total.
+    fn map_exclusive_scan_total<M: Monoid, In: crate::Element>(
+        &self,
+        m: &M,
+        map: &Map<In, M::Elem>,
+        xs: &[In],
+        init: M::Elem,
+    ) -> Result<(Vec<M::Elem>, M::Elem)> {
+        let mut ys: Vec<M::Elem> = xs.iter().map(|x| map.apply(x)).collect();
+        let total = self.exclusive_scan_in_place(m, &mut ys, init)?;
+        Ok((ys, total))
     }
 }

@@ -26,7 +26,9 @@
 //!     type Elem = i64;
 //!     fn identity(&self) -> i64 { 0 }
 //!     fn combine(&self, a: &i64, b: &i64) -> i64 { a.wrapping_sub(*b) }
-//!     fn cuda(&self) -> monoscan::CudaOp { unimplemented!("host only") }
+//!     fn cuda(&self) -> monoscan::CudaOp {
+//!         monoscan::CudaOp::new::<i64>("sub").identity("0").combine_expr("a - b")
+//!     }
 //! }
 //! let failure = laws::check(&Sub, any::<i64>()).unwrap_err();
 //! assert_eq!(failure.law, laws::Law::Associativity);

@@ -116,6 +116,26 @@ pub struct CudaOp {
     pub params: Vec<Param>,
     /// Operators this one calls, as `(alias, op)`.
     pub nested: Vec<(String, CudaOp)>,
+    /// A fused input map (see [`crate::Map`]): kernels then also come in a variant that reads
+    /// the map's input type and applies the map as elements are loaded.
+    pub input: Option<Box<CudaMap>>,
+}
+
+/// The device side of a fused input map: `In -> Elem`, applied inside the kernels' loads.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CudaMap {
+    /// A short name for messages (`flag_to_count`).
+    pub name: String,
+    /// The C++ input type.
+    pub in_type: String,
+    /// Size of the Rust input type.
+    pub in_size: usize,
+    /// Alignment of the Rust input type.
+    pub in_align: usize,
+    /// C++ definitions the map needs (the input type's, then the user's).
+    pub prelude: String,
+    /// The body of `apply(const in_t& x)`, returning the operator's element type.
+    pub body: String,
 }
 
 impl CudaOp {
@@ -132,6 +152,7 @@ impl CudaOp {
             combine: String::new(),
             params: Vec::new(),
             nested: Vec::new(),
+            input: None,
         }
     }
 
@@ -174,6 +195,12 @@ impl CudaOp {
             ctype: ctype.into(),
             value: value.into(),
         });
+        self
+    }
+
+    /// Attaches a fused input map.
+    pub fn with_input(mut self, map: CudaMap) -> Self {
+        self.input = Some(Box::new(map));
         self
     }
 

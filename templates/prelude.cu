@@ -26,6 +26,23 @@ struct MsOp {
 };
 typedef MsOp::T ms_elem;
 
+// Input maps: kernels read `Map::in_t` and combine `Map::apply(x)`.
+struct MsNoMap {
+    typedef ms_elem in_t;
+    static __device__ __forceinline__ ms_elem apply(const ms_elem& x) { return x; }
+};
+{% if map %}// The fused input map `{{ map_name }}`: {{ map_in }} -> {{ elem }}, applied as elements are loaded.
+static_assert(sizeof({{ map_in }}) == {{ map_in_size }}, "monoscan layout: sizeof({{ map_in }}) differs from size_of::<In>() = {{ map_in_size }} in Rust");
+static_assert(alignof({{ map_in }}) == {{ map_in_align }}, "monoscan layout: alignof({{ map_in }}) differs from align_of::<In>() = {{ map_in_align }} in Rust");
+struct MsMap {
+    typedef {{ map_in }} in_t;
+    static __device__ __forceinline__ ms_elem apply(const in_t& x) {
+        // monoscan:snippet-begin map
+{{ map_body }}
+        // monoscan:snippet-end
+    }
+};
+{% endif %}
 // Writes `value` to out[0..n): empty reductions, totals of empty scans.
 extern "C" __global__ void {{ prefix }}_fill(ms_elem* out, ms_u64 n, ms_elem value) {
     for (ms_u64 i = (ms_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -33,7 +50,18 @@ extern "C" __global__ void {{ prefix }}_fill(ms_elem* out, ms_u64 n, ms_elem val
         out[i] = value;
     }
 }
-{% if check %}
+{% if scatter %}
+// Stream compaction's last step: in[i] goes to out[offsets[i]] when the map selects it
+// (maps to a nonzero count).
+extern "C" __global__ void {{ prefix }}_scatter_mapped(const MsMap::in_t* in, const ms_elem* offsets,
+                                                       MsMap::in_t* out, ms_u64 n) {
+    for (ms_u64 i = (ms_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (ms_u64)gridDim.x * blockDim.x) {
+        const MsMap::in_t x = in[i];
+        if (MsMap::apply(x) != 0) out[offsets[i]] = x;
+    }
+}
+{% endif %}{% if check %}
 // For monoscan::verify: out[i] = combine(a[i], b[i]) and out[n] = identity().
 extern "C" __global__ void {{ prefix }}_combine_pairs(const ms_elem* a, const ms_elem* b, ms_elem* out, ms_u64 n) {
     for (ms_u64 i = (ms_u64)blockIdx.x * blockDim.x + threadIdx.x; i <= n;

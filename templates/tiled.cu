@@ -39,9 +39,10 @@ struct ms_tile_smem {
     ms_u32 tile;
 };
 
-// Loads `valid` (<= MS_TILE) elements starting at `base` into items[], blocked order; the rest
-// is filled with the identity.
-__device__ __forceinline__ void ms_load_tile(const ms_elem* in, ms_u64 base, ms_u64 valid,
+// Loads `valid` (<= MS_TILE) elements starting at `base` into items[], blocked order, through
+// `Map` (the identity map, or the operator's fused input map); the rest is the identity.
+template <typename Map>
+__device__ __forceinline__ void ms_load_tile(const typename Map::in_t* in, ms_u64 base, ms_u64 valid,
                                              ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     ms_elem* wbuf = sm.buf[warp];
@@ -50,12 +51,12 @@ __device__ __forceinline__ void ms_load_tile(const ms_elem* in, ms_u64 base, ms_
     ms_elem tmp[MS_ITEMS];
     if (wvalid >= MS_WARP_TILE) {
 #pragma unroll
-        for (int j = 0; j < MS_ITEMS; ++j) tmp[j] = in[wbase + j * 32 + lane];
+        for (int j = 0; j < MS_ITEMS; ++j) tmp[j] = Map::apply(in[wbase + j * 32 + lane]);
     } else {
 #pragma unroll
         for (int j = 0; j < MS_ITEMS; ++j) {
             const ms_i64 e = j * 32 + lane;
-            tmp[j] = e < wvalid ? in[wbase + e] : MsOp::identity();
+            tmp[j] = e < wvalid ? Map::apply(in[wbase + e]) : MsOp::identity();
         }
     }
 #pragma unroll
@@ -177,9 +178,9 @@ __device__ __forceinline__ ms_u64 ms_valid(ms_u64 base, ms_u64 n) {
 }
 
 {% if reduce_tiles %}// ---- Reduce: each block folds a contiguous run of tiles, in order, into partials[block] ----
-extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_reduce_tiles(const ms_elem* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block) {
-    __shared__ ms_tile_smem sm;
+template <typename Map>
+__device__ __forceinline__ void ms_reduce_tiles(const typename Map::in_t* in, ms_elem* partials, ms_u64 n,
+                                                ms_u64 tiles_per_block, ms_tile_smem& sm) {
     ms_elem items[MS_ITEMS];
     const ms_u64 first = (ms_u64)blockIdx.x * tiles_per_block;
     const ms_u64 num_tiles = (n + MS_TILE - 1) / MS_TILE;
@@ -187,38 +188,57 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     ms_elem acc = MsOp::identity();
     for (ms_u64 t = first; t < last; ++t) {
         const ms_u64 base = t * MS_TILE;
-        ms_load_tile(in, base, ms_valid(base, n), items, sm);
+        ms_load_tile<Map>(in, base, ms_valid(base, n), items, sm);
         const ms_elem total = ms_block_reduce(ms_thread_fold(items), sm);
         if (threadIdx.x == 0) acc = t == first ? total : MsOp::combine(acc, total);
         __syncthreads();
     }
     if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
-{% endif %}
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_reduce_tiles(const ms_elem* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block) {
+    __shared__ ms_tile_smem sm;
+    ms_reduce_tiles<MsNoMap>(in, partials, n, tiles_per_block, sm);
+}
+{% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_reduce_tiles_mapped(const MsMap::in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block) {
+    __shared__ ms_tile_smem sm;
+    ms_reduce_tiles<MsMap>(in, partials, n, tiles_per_block, sm);
+}
+{% endif %}{% endif %}
 
 {% if tile_totals %}// ---- Reduce-then-scan (deterministic): tile totals, a scan of them, then the tiles ----
-extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_tile_totals(const ms_elem* in, ms_elem* totals, ms_u64 n) {
-    __shared__ ms_tile_smem sm;
+template <typename Map>
+__device__ __forceinline__ void ms_tile_totals(const typename Map::in_t* in, ms_elem* totals, ms_u64 n, ms_tile_smem& sm) {
     ms_elem items[MS_ITEMS];
     const ms_u64 base = (ms_u64)blockIdx.x * MS_TILE;
-    ms_load_tile(in, base, ms_valid(base, n), items, sm);
+    ms_load_tile<Map>(in, base, ms_valid(base, n), items, sm);
     const ms_elem total = ms_block_reduce(ms_thread_fold(items), sm);
     if (threadIdx.x == 0) totals[blockIdx.x] = total;
 }
-{% endif %}
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_tile_totals(const ms_elem* in, ms_elem* totals, ms_u64 n) {
+    __shared__ ms_tile_smem sm;
+    ms_tile_totals<MsNoMap>(in, totals, n, sm);
+}
+{% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_tile_totals_mapped(const MsMap::in_t* in, ms_elem* totals, ms_u64 n) {
+    __shared__ ms_tile_smem sm;
+    ms_tile_totals<MsMap>(in, totals, n, sm);
+}
+{% endif %}{% endif %}
 
 {% if tile_scan %}// Scans each tile from its carry: carries[tile] when carries is set (they already include
 // init), else init (has_init) or nothing. The last tile writes prefix ⊕ total to *total_out.
-extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_tile_scan(const ms_elem* in, ms_elem* out, ms_u64 n, const ms_elem* carries,
-                       int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
-    __shared__ ms_tile_smem sm;
+template <typename Map>
+__device__ __forceinline__ void ms_tile_scan(const typename Map::in_t* in, ms_elem* out, ms_u64 n,
+                                             const ms_elem* carries, int exclusive, ms_elem init,
+                                             int has_init, ms_elem* total_out, ms_tile_smem& sm) {
     ms_elem items[MS_ITEMS];
     const ms_u64 tile = blockIdx.x;
     const ms_u64 base = tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
-    ms_load_tile(in, base, valid, items, sm);
+    ms_load_tile<Map>(in, base, valid, items, sm);
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(ms_thread_fold(items), aggregate, sm);
     const bool carried = carries != 0 || has_init;
@@ -230,7 +250,19 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
         *total_out = carried ? MsOp::combine(carry, aggregate) : aggregate;
     }
 }
-{% endif %}
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_tile_scan(const ms_elem* in, ms_elem* out, ms_u64 n, const ms_elem* carries,
+                       int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
+    __shared__ ms_tile_smem sm;
+    ms_tile_scan<MsNoMap>(in, out, n, carries, exclusive, init, has_init, total_out, sm);
+}
+{% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_tile_scan_mapped(const MsMap::in_t* in, ms_elem* out, ms_u64 n, const ms_elem* carries,
+                              int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
+    __shared__ ms_tile_smem sm;
+    ms_tile_scan<MsMap>(in, out, n, carries, exclusive, init, has_init, total_out, sm);
+}
+{% endif %}{% endif %}
 
 {% if single_pass %}// ---- Single-pass scan: chained scan with decoupled look-back ----
 // Tiles are numbered by an atomic counter (not blockIdx, whose scheduling order is not
@@ -341,12 +373,11 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem* agg
     return status;
 }
 {% endif %}
-extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_scan_single_pass(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+template <typename Map>
+__device__ __forceinline__ void ms_single_pass(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                               ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                               ms_u32 epoch, int exclusive, ms_elem init, int has_init,
-                              ms_elem* total_out) {
-    __shared__ ms_tile_smem sm;
+                              ms_elem* total_out, ms_tile_smem& sm) {
     if (threadIdx.x == 0) {
         const ms_u32 t = atomicAdd(counter, 1u);
         if (t == num_tiles - 1) atomicExch(counter, 0u);
@@ -357,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     ms_elem items[MS_ITEMS];
-    ms_load_tile(in, base, valid, items, sm);
+    ms_load_tile<Map>(in, base, valid, items, sm);
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(ms_thread_fold(items), aggregate, sm);
     const unsigned lane = threadIdx.x & 31;
@@ -442,4 +473,22 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     ms_thread_scan(items, start, exclusive);
     ms_store_tile(out, base, valid, items, sm);
 }
-{% endif %}
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_scan_single_pass(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+                              ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                              ms_u32 epoch, int exclusive, ms_elem init, int has_init,
+                              ms_elem* total_out) {
+    __shared__ ms_tile_smem sm;
+    ms_single_pass<MsNoMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive,
+                            init, has_init, total_out, sm);
+}
+{% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_scan_single_pass_mapped(const MsMap::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+                              ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                              ms_u32 epoch, int exclusive, ms_elem init, int has_init,
+                              ms_elem* total_out) {
+    __shared__ ms_tile_smem sm;
+    ms_single_pass<MsMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive,
+                          init, has_init, total_out, sm);
+}
+{% endif %}{% endif %}

@@ -60,7 +60,7 @@ fn compile_all<M: Monoid>(m: &M) -> usize {
                 if let Target::Ptx(_) = target {
                     let text = String::from_utf8(out.image).unwrap();
                     assert!(
-                        text.contains(&rendered.entry(set.entries()[1])),
+                        text.contains(&rendered.entry(set.entries(false)[1])),
                         "entry point missing from PTX"
                     );
                 }
@@ -215,4 +215,44 @@ fn a_layout_mismatch_is_a_layout_error() {
     assert!(err
         .to_string()
         .contains("layout mismatch for element `pair_t`"));
+}
+
+/// Operators with a fused input map get `_mapped` kernel variants and the scatter kernel.
+#[test]
+fn mapped_operators_compile_every_tiled_set() {
+    if !nvrtc() {
+        return;
+    }
+    let keep = monoscan::Map::new("odd", "(x & 1) ? 1u : 0u", |x: &i64| (*x & 1) as u32);
+    let affine = monoscan::Map::new("to_map", "monoscan_affine_double{0.5, x}", |x: &f64| {
+        AffineMap::new(0.5, *x)
+    });
+    let ops = [
+        Sum::<u32>::new().cuda().with_input(keep.cuda()),
+        Affine::<f64>::new().cuda().with_input(affine.cuda()),
+    ];
+    for op in ops {
+        let tiles = tile_shape(op.elem_size, 90, Purpose::Tiles).unwrap();
+        let sp = tile_shape(op.elem_size, 90, Purpose::SinglePass).unwrap();
+        let mut sets = vec![
+            KernelSet::TiledReduce(tiles),
+            KernelSet::ReduceThenScan(tiles),
+            KernelSet::SinglePass(sp),
+        ];
+        if op.elem == "unsigned int" {
+            sets.push(KernelSet::Scatter);
+        }
+        for set in sets {
+            let rendered = render(&op, &KernelSpec::new(set)).unwrap();
+            let ptx = compile(&rendered, &op.name, Target::Ptx(90)).unwrap();
+            let text = String::from_utf8(ptx.image).unwrap();
+            for entry in set.entries(true) {
+                assert!(
+                    text.contains(&rendered.entry(entry)),
+                    "{} lacks {entry}",
+                    set.name()
+                );
+            }
+        }
+    }
 }

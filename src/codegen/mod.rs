@@ -43,6 +43,8 @@ pub enum KernelSet {
     SinglePass(TileShape),
     /// `combine_pairs`, for [`crate::verify`].
     Check,
+    /// `scatter_mapped`: stream compaction's scatter (operators with an input map only).
+    Scatter,
 }
 
 impl KernelSet {
@@ -56,11 +58,28 @@ impl KernelSet {
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::Check => "check".to_string(),
+            KernelSet::Scatter => "scatter".to_string(),
         }
     }
 
-    /// The entry points (without prefix) the module holds.
-    pub fn entries(&self) -> &'static [&'static str] {
+    /// The entry points (without prefix) the module holds; `mapped` adds the `_mapped`
+    /// variants that an operator with an input map gets.
+    pub fn entries(&self, mapped: bool) -> Vec<&'static str> {
+        let base = self.plain_entries();
+        let mut out = base.to_vec();
+        if mapped {
+            out.extend(base.iter().filter_map(|e| match *e {
+                "reduce_tiles" => Some("reduce_tiles_mapped"),
+                "tile_totals" => Some("tile_totals_mapped"),
+                "tile_scan" => Some("tile_scan_mapped"),
+                "scan_single_pass" => Some("scan_single_pass_mapped"),
+                _ => None,
+            }));
+        }
+        out
+    }
+
+    fn plain_entries(&self) -> &'static [&'static str] {
         match self {
             KernelSet::TreeReduce { .. } => &["fill", "reduce_tree"],
             KernelSet::KoggeStone { .. } => &["fill", "ks_scan", "add_carry"],
@@ -69,6 +88,7 @@ impl KernelSet {
             KernelSet::ReduceThenScan(_) => &["fill", "tile_totals", "tile_scan"],
             KernelSet::SinglePass(_) => &["fill", "scan_single_pass", "tile_scan"],
             KernelSet::Check => &["fill", "combine_pairs"],
+            KernelSet::Scatter => &["fill", "scatter_mapped"],
         }
     }
 }
@@ -130,6 +150,13 @@ struct PreludeCtx<'a> {
     elem_align: usize,
     instrument: bool,
     check: bool,
+    scatter: bool,
+    map: bool,
+    map_name: &'a str,
+    map_in: &'a str,
+    map_in_size: usize,
+    map_in_align: usize,
+    map_body: String,
 }
 
 #[derive(Serialize, Default)]
@@ -139,6 +166,7 @@ struct BodyCtx<'a> {
     items: u32,
     layout: &'a str,
     lookback: u32,
+    map: bool,
     tree: bool,
     ks: bool,
     bk: bool,
@@ -148,9 +176,10 @@ struct BodyCtx<'a> {
     single_pass: bool,
 }
 
-fn body(prefix: &str, set: KernelSet) -> Result<String> {
+fn body(prefix: &str, set: KernelSet, map: bool) -> Result<String> {
     let mut ctx = BodyCtx {
         prefix,
+        map,
         ..BodyCtx::default()
     };
     match set {
@@ -176,10 +205,10 @@ fn body(prefix: &str, set: KernelSet) -> Result<String> {
             ctx.tile_scan = !ctx.reduce_tiles;
             ctx.single_pass = matches!(set, KernelSet::SinglePass(_));
         }
-        KernelSet::Check => {}
+        KernelSet::Check | KernelSet::Scatter => {}
     }
     let template = match set {
-        KernelSet::Check => return Ok(String::new()),
+        KernelSet::Check | KernelSet::Scatter => return Ok(String::new()),
         KernelSet::TreeReduce { .. }
         | KernelSet::KoggeStone { .. }
         | KernelSet::BrentKung { .. } => "textbook.cu",
@@ -215,9 +244,27 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             elem_align: op.elem_align,
             instrument: spec.instrument,
             check: spec.set == KernelSet::Check,
+            scatter: spec.set == KernelSet::Scatter,
+            map: op.input.is_some(),
+            map_name: op.input.as_ref().map_or("", |m| m.name.as_str()),
+            map_in: op.input.as_ref().map_or("", |m| m.in_type.as_str()),
+            map_in_size: op.input.as_ref().map_or(0, |m| m.in_size),
+            map_in_align: op.input.as_ref().map_or(0, |m| m.in_align),
+            map_body: op.input.as_ref().map_or(String::new(), |m| {
+                m.body
+                    .lines()
+                    .map(|l| format!("        {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
         },
     )?;
-    let body = body(&prefix, spec.set)?;
+    if spec.set == KernelSet::Scatter && op.input.is_none() {
+        return Err(crate::error::Error::invalid(
+            "the scatter kernels need an operator with an input map",
+        ));
+    }
+    let body = body(&prefix, spec.set, op.input.is_some())?;
     let source = format!("{prelude}\n{body}");
     let snippet_lines = snippet_lines(&source);
     Ok(Rendered {

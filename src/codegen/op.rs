@@ -59,6 +59,19 @@ pub fn validate(op: &CudaOp) -> Result<()> {
             return Err(Error::invalid(what("a parameter contains a NUL byte")));
         }
     }
+    if let Some(map) = &op.input {
+        if map.body.trim().is_empty() || map.in_type.trim().is_empty() {
+            return Err(Error::invalid(what(
+                "the input map's body or type is empty",
+            )));
+        }
+        if [&map.body, &map.prelude, &map.in_type]
+            .iter()
+            .any(|t| t.contains('\0'))
+        {
+            return Err(Error::invalid(what("the input map contains a NUL byte")));
+        }
+    }
     for (alias, inner) in &op.nested {
         if !is_identifier(alias) {
             return Err(Error::invalid(what(&format!(
@@ -126,6 +139,11 @@ fn render_struct(op: &CudaOp, name: &str, counter: &mut usize) -> Result<String>
 pub fn render(op: &CudaOp) -> Result<String> {
     let mut preludes = Vec::new();
     collect_preludes(op, &mut preludes);
+    if let Some(map) = &op.input {
+        if !map.prelude.trim().is_empty() && !preludes.contains(&map.prelude) {
+            preludes.push(map.prelude.clone());
+        }
+    }
     let mut code = String::new();
     for p in preludes {
         code.push_str("// monoscan:snippet-begin prelude\n");

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 ///
 /// The input is cut into chunks; each chunk is reduced in parallel, the chunk totals are
 /// scanned sequentially into carries, and each chunk is scanned in parallel from its carry.
-/// Inputs smaller than two chunks run sequentially.
+/// Inputs of at most `min_chunk` elements run sequentially.
 #[derive(Debug, Clone, Copy)]
 pub struct Parallel {
     min_chunk: usize,

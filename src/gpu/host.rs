@@ -8,7 +8,7 @@ use crate::monoid::Monoid;
 use cudarc::driver::CudaSlice;
 
 impl Gpu {
-    fn upload<T: cudarc::driver::DeviceRepr>(&self, xs: &[T]) -> Result<CudaSlice<T>> {
+    pub(crate) fn upload<T: cudarc::driver::DeviceRepr>(&self, xs: &[T]) -> Result<CudaSlice<T>> {
         let bytes = std::mem::size_of_val(xs);
         self.stream
             .clone_htod(xs)
@@ -41,6 +41,51 @@ impl Backend for Gpu {
         self.stream.memcpy_dtoh(&data, xs)?;
         self.stream.synchronize()?;
         Ok(())
+    }
+
+    fn map_reduce<M: Monoid, In: crate::Element>(
+        &self,
+        m: &M,
+        map: &crate::Map<In, M::Elem>,
+        xs: &[In],
+    ) -> Result<M::Elem> {
+        let input = self.upload(xs)?;
+        let mut total = self.upload(&[m.identity()])?;
+        self.scanner(m).mapped(map).reduce(&input, &mut total)?;
+        Ok(self.stream.clone_dtoh(&total)?[0])
+    }
+
+    fn map_inclusive_scan<M: Monoid, In: crate::Element>(
+        &self,
+        m: &M,
+        map: &crate::Map<In, M::Elem>,
+        xs: &[In],
+    ) -> Result<Vec<M::Elem>> {
+        let input = self.upload(xs)?;
+        let scanner = self.scanner(m);
+        let mut out = scanner.alloc_filled(xs.len(), m.identity())?;
+        scanner.mapped(map).inclusive(&input, &mut out)?;
+        Ok(self.stream.clone_dtoh(&out)?)
+    }
+
+    fn map_exclusive_scan_total<M: Monoid, In: crate::Element>(
+        &self,
+        m: &M,
+        map: &crate::Map<In, M::Elem>,
+        xs: &[In],
+        init: M::Elem,
+    ) -> Result<(Vec<M::Elem>, M::Elem)> {
+        let input = self.upload(xs)?;
+        let scanner = self.scanner(m);
+        let mut out = scanner.alloc_filled(xs.len(), m.identity())?;
+        let mut total = self.upload(&[init])?;
+        scanner
+            .mapped(map)
+            .exclusive_with_total(&input, &mut out, init, &mut total)?;
+        Ok((
+            self.stream.clone_dtoh(&out)?,
+            self.stream.clone_dtoh(&total)?[0],
+        ))
     }
 
     fn exclusive_scan_in_place<M: Monoid>(

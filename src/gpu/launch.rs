@@ -6,7 +6,10 @@
 //! each address is valid for the element count they pass.
 
 use crate::error::Result;
-use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use std::sync::Arc;
 
 /// A 1-D launch of `blocks` blocks of `threads` threads.
 fn config(blocks: u64, threads: u32) -> LaunchConfig {
@@ -15,6 +18,25 @@ fn config(blocks: u64, threads: u32) -> LaunchConfig {
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     }
+}
+
+/// A new device buffer of `n` elements, every one set to `value` by the `fill` kernel `f`.
+pub fn alloc_filled<T: DeviceRepr>(
+    s: &Arc<CudaStream>,
+    f: &CudaFunction,
+    n: usize,
+    value: T,
+) -> Result<CudaSlice<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    // SAFETY: the buffer is written in full by the `fill` launch queued right after on the same
+    // stream, before anything can read it.
+    let mut buf = unsafe { s.alloc::<T>(n) }
+        .map_err(|e| super::device::alloc_error(s.context(), bytes, e))?;
+    if n > 0 {
+        let (ptr, _g) = buf.device_ptr_mut(s);
+        fill(s, f, ptr, n as u64, value)?;
+    }
+    Ok(buf)
 }
 
 /// `fill(out, n, value)`: out[0..n) = value.
@@ -305,6 +327,38 @@ pub fn combine_pairs(
         s.launch_builder(f)
             .arg(&a)
             .arg(&b)
+            .arg(&out)
+            .arg(&n)
+            .launch(config(blocks, 256))
+    }?;
+    Ok(())
+}
+
+/// A new device buffer of `n` elements that a following kernel writes in full.
+pub fn alloc_for_writes<T: DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    // SAFETY: only used for outputs that the next kernel on this stream writes at every index
+    // (the compaction scatter writes each of the `count` positions exactly once).
+    unsafe { s.alloc::<T>(n) }.map_err(|e| super::device::alloc_error(s.context(), bytes, e))
+}
+
+/// `scatter_mapped(in, offsets, out, n)`: out[offsets[i]] = in[i] where the map selects in[i].
+pub fn scatter(
+    s: &CudaStream,
+    f: &CudaFunction,
+    inp: u64,
+    offsets: u64,
+    out: u64,
+    n: u64,
+) -> Result<()> {
+    let blocks = n.div_ceil(256).min(1 << 20);
+    // SAFETY: kernel `(const in_t* in, const ms_elem* offsets, in_t* out, ms_u64 n)`; in and
+    // offsets hold n elements; offsets are the exclusive scan of the selection, so every
+    // selected element lands below the total, which is out's length.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&inp)
+            .arg(&offsets)
             .arg(&out)
             .arg(&n)
             .launch(config(blocks, 256))

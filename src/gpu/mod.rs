@@ -4,6 +4,8 @@
 //! [`Scanner`] for one operator, which scans and reduces device buffers (stream-ordered, no
 //! synchronisation); [`Gpu`] also implements [`crate::Backend`] for host slices.
 
+mod bandwidth;
+mod compact;
 mod device;
 mod host;
 mod launch;
@@ -14,7 +16,7 @@ mod scratch;
 mod timing;
 
 pub use device::{device_count, driver_present, DeviceInfo};
-pub use scanner::Scanner;
+pub use scanner::{MappedScanner, Scanner};
 pub use timing::Timing;
 
 use crate::cache::KernelCache;
@@ -206,7 +208,7 @@ impl Gpu {
         };
         let module = self.ctx.load_module(ptx)?;
         let mut functions = HashMap::new();
-        for &entry in spec.set.entries() {
+        for entry in spec.set.entries(op.input.is_some()) {
             let f = module.load_function(&compiled.rendered.entry(entry))?;
             functions.insert(entry, f);
         }

@@ -16,6 +16,11 @@ impl<M: Monoid> Scanner<'_, M> {
     /// Reduces `n` elements at `inp` into `out[0]`.
     pub(crate) fn reduce_raw(&self, inp: u64, n: u64, out: u64) -> Result<()> {
         match self.algorithm {
+            Algorithm::KoggeStone | Algorithm::BrentKung if self.mapped => {
+                Err(crate::Error::invalid(
+                    "fused input maps run on the tiled reduce (auto, hierarchical, single-pass)",
+                ))
+            }
             Algorithm::KoggeStone | Algorithm::BrentKung => self.reduce_tree(inp, n, out),
             _ => self.reduce_tiled(inp, n, out),
         }
@@ -64,6 +69,7 @@ impl<M: Monoid> Scanner<'_, M> {
         }
         let k = self.kernels(set)?;
         let f = k.function("reduce_tiles")?;
+        let f0 = k.function(self.entry0("reduce_tiles"))?;
         let tile = shape.tile();
         let max_blocks = (u64::from(self.gpu.info.sm_count) * BLOCKS_PER_SM).min(tile);
         let stream = &self.gpu.stream;
@@ -72,15 +78,17 @@ impl<M: Monoid> Scanner<'_, M> {
         let (mut src, mut len) = (inp, n);
         loop {
             let tiles = len.div_ceil(tile);
+            // The first pass reads the caller's input (through the map, if any).
+            let func = if src == inp { f0 } else { f };
             if tiles == 1 {
-                return launch::reduce_tiles(stream, f, shape.block, 1, src, out, len, 1);
+                return launch::reduce_tiles(stream, func, shape.block, 1, src, out, len, 1);
             }
             let per_block = tiles.div_ceil(max_blocks);
             let blocks = tiles.div_ceil(per_block);
             let partials = carve.take(blocks, self.op.elem_size)?;
             launch::reduce_tiles(
                 stream,
-                f,
+                func,
                 shape.block,
                 blocks,
                 src,

@@ -200,6 +200,10 @@ impl<M: Monoid> Scanner<'_, M> {
         };
         let k = self.kernels(set)?;
         let (totals_fn, scan_fn) = (k.function("tile_totals")?, k.function("tile_scan")?);
+        let (totals0, scan0) = (
+            k.function(self.entry0("tile_totals"))?,
+            k.function(self.entry0("tile_scan"))?,
+        );
         let tile = shape.tile();
         let size = self.op.elem_size;
         let lv = levels(n, tile);
@@ -222,11 +226,13 @@ impl<M: Monoid> Scanner<'_, M> {
                     has_init: init.is_some(),
                     total,
                 };
-                launch::tile_scan(stream, scan_fn, shape.block, 1, &args)?;
+                let f = if src == inp { scan0 } else { scan_fn };
+                launch::tile_scan(stream, f, shape.block, 1, &args)?;
                 break;
             }
             let sums = carve.take(tiles, size)?;
-            launch::tile_totals(stream, totals_fn, shape.block, tiles, src, sums, len)?;
+            let f = if src == inp { totals0 } else { totals_fn };
+            launch::tile_totals(stream, f, shape.block, tiles, src, sums, len)?;
             pending.push((src, dst, len, excl, sums, tiles));
             (src, dst, len, excl) = (sums, sums, tiles, true);
         }
@@ -241,7 +247,8 @@ impl<M: Monoid> Scanner<'_, M> {
                 has_init: false,
                 total: 0,
             };
-            launch::tile_scan(stream, scan_fn, shape.block, tiles, &args)?;
+            let f = if src == inp { scan0 } else { scan_fn };
+            launch::tile_scan(stream, f, shape.block, tiles, &args)?;
         }
         Ok(())
     }
@@ -276,7 +283,13 @@ impl<M: Monoid> Scanner<'_, M> {
                 has_init: init.is_some(),
                 total,
             };
-            return launch::tile_scan(stream, k.function("tile_scan")?, shape.block, 1, &args);
+            return launch::tile_scan(
+                stream,
+                k.function(self.entry0("tile_scan"))?,
+                shape.block,
+                1,
+                &args,
+            );
         }
         let tiles32 = u32::try_from(tiles)
             .map_err(|_| Error::invalid(format!("{n} elements need {tiles} tiles; the single-pass scan handles at most 2^32 - 1 (use Algorithm::Hierarchical)")))?;
@@ -308,7 +321,12 @@ impl<M: Monoid> Scanner<'_, M> {
             has_init: init.is_some(),
             total,
         };
-        launch::single_pass(stream, k.function("scan_single_pass")?, shape.block, &args)
+        launch::single_pass(
+            stream,
+            k.function(self.entry0("scan_single_pass"))?,
+            shape.block,
+            &args,
+        )
     }
 }
 

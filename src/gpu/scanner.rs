@@ -43,6 +43,8 @@ pub struct Scanner<'a, M: Monoid> {
     pub(crate) op: CudaOp,
     pub(crate) algorithm: Algorithm,
     pub(crate) instrument: bool,
+    /// Whether level-0 inputs go through the operator's input map (see [`MappedScanner`]).
+    pub(crate) mapped: bool,
     loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
     shapes: [OnceLock<TileShape>; 2],
 }
@@ -55,8 +57,40 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             op: m.cuda(),
             algorithm: Algorithm::Auto,
             instrument: false,
+            mapped: false,
             loaded: Mutex::new(Vec::new()),
             shapes: [OnceLock::new(), OnceLock::new()],
+        }
+    }
+
+    /// Scans and reductions of `map(x)` over inputs of type `In`, the map fused into the
+    /// kernels' loads (tiled algorithms only: [`Algorithm::Auto`], [`Algorithm::Hierarchical`],
+    /// [`Algorithm::SinglePass`]).
+    pub fn mapped<In: crate::Element>(
+        self,
+        map: &crate::Map<In, M::Elem>,
+    ) -> MappedScanner<'a, M, In> {
+        let mut inner = self;
+        inner.op = inner.op.clone().with_input(map.cuda());
+        inner.mapped = true;
+        inner.loaded = Mutex::new(Vec::new());
+        MappedScanner {
+            inner,
+            _in: std::marker::PhantomData,
+        }
+    }
+
+    /// The name of a level-0 entry point: its `_mapped` variant when inputs are mapped.
+    pub(crate) fn entry0(&self, entry: &'static str) -> &'static str {
+        if !self.mapped {
+            return entry;
+        }
+        match entry {
+            "reduce_tiles" => "reduce_tiles_mapped",
+            "tile_totals" => "tile_totals_mapped",
+            "tile_scan" => "tile_scan_mapped",
+            "scan_single_pass" => "scan_single_pass_mapped",
+            other => other,
         }
     }
 
@@ -107,9 +141,9 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 KernelSet::TiledReduce(s)
                 | KernelSet::ReduceThenScan(s)
                 | KernelSet::SinglePass(s) => s.block,
-                KernelSet::Check => 256,
+                KernelSet::Check | KernelSet::Scatter => 256,
             };
-            for &entry in spec.set.entries() {
+            for entry in spec.set.entries(self.op.input.is_some()) {
                 let f = l.function(entry)?;
                 out.push(super::KernelInfo {
                     name: format!("{} {entry}", spec.set.name()),
@@ -296,6 +330,17 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         }
     }
 
+    /// A new device buffer of `n` elements, all `value` (for outputs of host-slice calls).
+    pub fn alloc_filled(
+        &self,
+        n: usize,
+        value: M::Elem,
+    ) -> Result<cudarc::driver::CudaSlice<M::Elem>> {
+        let set = KernelSet::TiledReduce(self.shape(Purpose::Tiles)?);
+        let k = self.kernels(set)?;
+        launch::alloc_filled(&self.gpu.stream, k.function("fill")?, n, value)
+    }
+
     /// Fills `count` elements at `ptr` with `value` (through any module of this operator).
     pub(crate) fn fill(&self, set: KernelSet, ptr: u64, count: u64, value: M::Elem) -> Result<()> {
         let k = self.kernels(set)?;
@@ -310,4 +355,95 @@ fn check_total(len: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A [`Scanner`] whose inputs are `In` values, mapped to the operator's elements inside the
+/// kernels (see [`Scanner::mapped`] and [`crate::Map`]).
+pub struct MappedScanner<'a, M: Monoid, In> {
+    pub(crate) inner: Scanner<'a, M>,
+    _in: std::marker::PhantomData<fn(In)>,
+}
+
+impl<M: Monoid, In: crate::Element> MappedScanner<'_, M, In> {
+    /// Uses `algorithm` (a tiled one) instead of [`Algorithm::Auto`].
+    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.inner.algorithm = algorithm;
+        self
+    }
+
+    /// Compiles or loads the kernels now.
+    pub fn prepare(&self) -> Result<()> {
+        self.inner.prepare()
+    }
+
+    /// `output[i] = map(input[0]) ⊕ ... ⊕ map(input[i])`.
+    pub fn inclusive<I, O>(&self, input: &I, output: &mut O) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+    {
+        self.scan(input, output, Mode::Inclusive, None::<&mut O>)
+    }
+
+    /// `output[i] = init ⊕ map(input[0]) ⊕ ... ⊕ map(input[i-1])`, and the total in `total[0]`.
+    pub fn exclusive_with_total<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        init: M::Elem,
+        total: &mut S,
+    ) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.scan(input, output, Mode::Exclusive(init), Some(total))
+    }
+
+    /// `total[0] = map(input[0]) ⊕ ... ⊕ map(input[n-1])`.
+    pub fn reduce<I, S>(&self, input: &I, total: &mut S) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        check_total(total.len())?;
+        let stream = self.inner.gpu.stream.clone();
+        let (inp, _g) = input.device_ptr(&stream);
+        let (t, _g2) = total.device_ptr_mut(&stream);
+        self.inner.reduce_raw(inp, input.len() as u64, t)
+    }
+
+    fn scan<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        mode: Mode<M::Elem>,
+        total: Option<&mut S>,
+    ) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        if output.len() < input.len() {
+            return Err(Error::invalid(format!(
+                "output holds {} elements, the input {}",
+                output.len(),
+                input.len()
+            )));
+        }
+        let stream = self.inner.gpu.stream.clone();
+        let (inp, _g1) = input.device_ptr(&stream);
+        let (out, _g2) = output.device_ptr_mut(&stream);
+        let n = input.len() as u64;
+        match total {
+            None => self.inner.scan_raw(inp, out, n, mode, 0),
+            Some(t) => {
+                check_total(t.len())?;
+                let (tp, _g3) = t.device_ptr_mut(&stream);
+                self.inner.scan_raw(inp, out, n, mode, tp)
+            }
+        }
+    }
 }

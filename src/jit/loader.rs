@@ -8,7 +8,8 @@
 //!
 //! Places tried, in order: `MONOSCAN_NVRTC_DIR`; the loader's own search path; `CUDA_PATH`,
 //! `CUDA_HOME` and `/usr/local/cuda` (their `lib64`/`lib`); the `nvidia/cu13/lib` and
-//! `nvidia/cuda_nvrtc/lib` folders of the Python environments monoscan can see.
+//! `nvidia/cuda_nvrtc/lib` folders of the Python environments monoscan can see (virtualenv,
+//! conda, pyenv, user and system site-packages).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -65,6 +66,21 @@ fn candidate_dirs() -> Vec<PathBuf> {
     }
     if let Some(home) = dirs::home_dir() {
         site_roots.push(home.join(".local/lib"));
+    }
+    for var in ["CONDA_PREFIX", "PYENV_ROOT"] {
+        if let Some(root) = std::env::var_os(var).map(PathBuf::from) {
+            site_roots.push(root.join("lib"));
+        }
+    }
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".pyenv")));
+    if let Some(versions) = pyenv.map(|p| p.join("versions")) {
+        if let Ok(entries) = std::fs::read_dir(versions) {
+            let mut vs: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("lib")).collect();
+            vs.sort();
+            site_roots.extend(vs);
+        }
     }
     site_roots.push(PathBuf::from("/usr/local/lib"));
     site_roots.push(PathBuf::from("/usr/lib"));

@@ -1,0 +1,91 @@
+//! Fused input maps: scans and reductions whose input type differs from the monoid's element
+//! type, the map applied as the kernels load each element, so the input is read once.
+
+use crate::element::Element;
+use crate::monoid::CudaMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A map from `In` to `Out`, given once for the host (a closure) and once for the device (a
+/// CUDA snippet over `const In& x`), like a [`crate::Monoid`]'s two sides.
+///
+/// ```
+/// use monoscan::{Backend, Map, cpu::Sequential, ops::Sum};
+/// // Flags (u8) to counts (u32): the exclusive scan is the compaction offsets.
+/// let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| u32::from(*x != 0));
+/// let flags = [1u8, 0, 1, 1, 0];
+/// let (offsets, total) = Sequential.map_exclusive_scan_total(&Sum::<u32>::new(), &count, &flags, 0).unwrap();
+/// assert_eq!(offsets, [0, 1, 1, 2, 3]);
+/// assert_eq!(total, 3);
+/// ```
+pub struct Map<In, Out> {
+    name: String,
+    body: String,
+    prelude: String,
+    host: Arc<dyn Fn(&In) -> Out + Send + Sync>,
+    _types: PhantomData<fn(In) -> Out>,
+}
+
+impl<In, Out> Clone for Map<In, Out> {
+    fn clone(&self) -> Self {
+        Map {
+            name: self.name.clone(),
+            body: self.body.clone(),
+            prelude: self.prelude.clone(),
+            host: self.host.clone(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<In: Element, Out: Element> Map<In, Out> {
+    /// A map whose device side is the expression `cuda_expr` over `x` (of `In`'s C++ type)
+    /// and whose host side is `host`.
+    pub fn new(
+        name: impl Into<String>,
+        cuda_expr: &str,
+        host: impl Fn(&In) -> Out + Send + Sync + 'static,
+    ) -> Self {
+        Map {
+            name: name.into(),
+            body: format!("return ({cuda_expr});"),
+            prelude: String::new(),
+            host: Arc::new(host),
+            _types: PhantomData,
+        }
+    }
+
+    /// Replaces the device side by a function body over `x` that returns `Out`.
+    pub fn body(mut self, cuda_body: impl Into<String>) -> Self {
+        self.body = cuda_body.into();
+        self
+    }
+
+    /// C++ definitions the device side needs.
+    pub fn prelude(mut self, code: impl Into<String>) -> Self {
+        self.prelude = code.into();
+        self
+    }
+
+    /// The host side.
+    pub fn apply(&self, x: &In) -> Out {
+        (self.host)(x)
+    }
+
+    /// The device side, for code generation.
+    pub fn cuda(&self) -> CudaMap {
+        let mut prelude = In::cuda_definition();
+        if !self.prelude.is_empty() {
+            prelude.push('\n');
+            prelude.push_str(&self.prelude);
+        }
+        CudaMap {
+            name: self.name.clone(),
+            in_type: In::cuda_name(),
+            in_size: std::mem::size_of::<In>(),
+            in_align: std::mem::align_of::<In>(),
+            prelude,
+            body: self.body.clone(),
+        }
+    }
+}
