@@ -4,8 +4,14 @@
 //! `pub fn <name>(args) -> Result<(), CliError>`, add a variant to [`Command`] and one arm to
 //! [`execute`].
 
+pub mod bench;
+pub mod cache;
 pub mod dispatch;
+pub mod doctor;
+pub mod emit;
+pub mod lab;
 pub mod run;
+pub mod svg;
 
 use clap::{Parser, Subcommand};
 use serde::Serialize;
@@ -28,6 +34,20 @@ pub struct Cli {
 pub enum Command {
     /// Reduce and inclusive-scan the data 1..N under a built-in operator, timing both.
     Run(run::RunArgs),
+    /// Print the CUDA source generated for an operator and algorithm.
+    Emit(emit::EmitArgs),
+    /// Inspect or clear the on-disk kernel cache.
+    Cache {
+        /// What to do.
+        #[command(subcommand)]
+        command: cache::CacheCommand,
+    },
+    /// Every algorithm on 1..N: checked, timed, combines counted beside the textbook formulas.
+    Lab(lab::LabArgs),
+    /// Check the driver, NVRTC, the devices and the kernel cache.
+    Doctor,
+    /// Sweep sizes for every algorithm beside a copy of the same bytes; table, CSV, SVG.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command line.
@@ -37,6 +57,11 @@ pub fn execute(cli: Cli) -> Result<(), CliError> {
         .unwrap_or_else(|| Command::Run(run::RunArgs::default()))
     {
         Command::Run(args) => run::run(&args),
+        Command::Emit(args) => emit::emit(&args),
+        Command::Cache { command } => cache::cache(command),
+        Command::Lab(args) => lab::lab(&args),
+        Command::Doctor => doctor::doctor(),
+        Command::Bench(args) => bench::bench(&args),
     }
 }
 
@@ -64,6 +89,12 @@ impl fmt::Display for CliError {
         match self {
             CliError::Usage(m) | CliError::Runtime(m) => f.write_str(m),
         }
+    }
+}
+
+impl From<cudarc::driver::DriverError> for CliError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        CliError::Runtime(monoscan::Error::from(e).to_string())
     }
 }
 
@@ -121,7 +152,7 @@ pub fn json<T: Serialize + ?Sized>(x: &T) -> Result<String, CliError> {
 }
 
 /// Writes to stdout; a closed pipe (`monoscan run | head -1`) is not an error.
-pub fn emit(text: &str) -> Result<(), CliError> {
+pub fn write_stdout(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

@@ -4,7 +4,7 @@
 //! timed), generalised to every built-in operator and dtype and to any backend.
 
 use super::dispatch::{dispatch, Dtype, Job, Op};
-use super::{allocate, emit, human_bytes, json, mem_available, value_name, CliError};
+use super::{allocate, human_bytes, json, mem_available, value_name, write_stdout, CliError};
 use clap::{Args, ValueEnum};
 use monoscan::{Backend, Monoid};
 use rayon::prelude::*;
@@ -258,7 +258,7 @@ impl<B: Backend> Job for Measure<'_, '_, B> {
         } else {
             report.text(ys.last())?
         };
-        emit(&text)
+        write_stdout(&text)
     }
 }
 

@@ -1,0 +1,359 @@
+//! `monoscan bench`: scans and reductions over sizes 2^10..2^28 for the target operators and
+//! every algorithm, each beside a device-to-device copy of the same bytes (a read-only pass for
+//! reductions) measured in the same run.
+
+use super::svg::{chart, Point};
+use super::{write_stdout, CliError};
+use monoscan::ops::{Affine, AffineMap, Flagged, Max, Segmented, Sum};
+use monoscan::{Algorithm, Gpu, Monoid};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+/// Arguments of `monoscan bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Smallest size, as log2 of the element count.
+    #[arg(long, default_value_t = 10)]
+    pub min_log2: u32,
+    /// Largest size, as log2 (16-byte elements stop two below, at 2^26 by default).
+    #[arg(long, default_value_t = 28)]
+    pub max_log2: u32,
+    /// Step between sizes, in log2.
+    #[arg(long, default_value_t = 2)]
+    pub step: u32,
+    /// Timed runs per measurement (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32, reduce-i32).
+    #[arg(long, value_delimiter = ',')]
+    pub cases: Vec<String>,
+    /// Also write every measurement as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Also draw bandwidth against size, with the copy bandwidth as the ceiling, as SVG.
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+}
+
+/// One measurement.
+struct Row {
+    case: &'static str,
+    algorithm: String,
+    n: u64,
+    bytes: u64,
+    ms: f64,
+    baseline_ms: f64,
+    baseline: &'static str,
+}
+
+impl Row {
+    fn gbps(&self) -> f64 {
+        self.bytes as f64 / self.ms / 1e6
+    }
+    fn fraction(&self) -> f64 {
+        self.baseline_ms / self.ms
+    }
+}
+
+struct Progress {
+    done: usize,
+    total: usize,
+    tty: bool,
+}
+
+impl Progress {
+    fn step(&mut self, what: &str) {
+        self.done += 1;
+        let width = 30;
+        let filled = width * self.done / self.total.max(1);
+        let bar = format!(
+            "[{}{}] {}/{} {what}",
+            "#".repeat(filled),
+            ".".repeat(width - filled),
+            self.done,
+            self.total
+        );
+        let mut err = std::io::stderr();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[2K{bar}");
+            if self.done == self.total {
+                let _ = writeln!(err);
+            }
+        } else if self.done % 10 == 0 || self.done == self.total {
+            let _ = writeln!(err, "{bar}");
+        }
+    }
+}
+
+const SCAN_ALGOS: [Algorithm; 4] = [
+    Algorithm::KoggeStone,
+    Algorithm::BrentKung,
+    Algorithm::Hierarchical,
+    Algorithm::SinglePass,
+];
+
+struct Ctx<'a> {
+    gpu: &'a Gpu,
+    args: &'a BenchArgs,
+    rows: Vec<Row>,
+    progress: Progress,
+}
+
+impl Ctx<'_> {
+    fn sizes(&self, elem: usize) -> Vec<u32> {
+        let max = if elem >= 16 {
+            self.args.max_log2.saturating_sub(2)
+        } else {
+            self.args.max_log2
+        };
+        (self.args.min_log2..=max)
+            .step_by(self.args.step.max(1) as usize)
+            .collect()
+    }
+
+    fn scan_case<M: Monoid>(
+        &mut self,
+        case: &'static str,
+        m: &M,
+        gen: impl Fn(u64) -> M::Elem,
+    ) -> Result<(), CliError> {
+        let size = std::mem::size_of::<M::Elem>();
+        let sizes = self.sizes(size);
+        let Some(&top) = sizes.last() else {
+            return Ok(());
+        };
+        let xs: Vec<M::Elem> = (0..1u64 << top).map(&gen).collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&xs)?;
+        let mut out = s.clone_htod(&xs)?;
+        drop(xs);
+        for &l in &sizes {
+            let n = 1usize << l;
+            let bytes = 2 * n * size;
+            let copy = self.gpu.time_copy(n * size, 3, self.args.reps)?.median_ms();
+            let iv = input.slice(0..n);
+            let mut ov = out.slice_mut(0..n);
+            for algo in SCAN_ALGOS {
+                let scanner = self.gpu.scanner(m).algorithm(algo);
+                scanner.prepare()?;
+                let t = self
+                    .gpu
+                    .time(3, self.args.reps, || scanner.inclusive(&iv, &mut ov))?;
+                self.rows.push(Row {
+                    case,
+                    algorithm: algo.to_string(),
+                    n: n as u64,
+                    bytes: bytes as u64,
+                    ms: t.median_ms(),
+                    baseline_ms: copy,
+                    baseline: "copy",
+                });
+                self.progress.step(&format!("{case} {algo} 2^{l}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn reduce_case(&mut self) -> Result<(), CliError> {
+        let case = "reduce-i32";
+        let m = Sum::<i32>::new();
+        let sizes = self.sizes(4);
+        let Some(&top) = sizes.last() else {
+            return Ok(());
+        };
+        let xs: Vec<i32> = (0..1u64 << top).map(|i| (i % 1000) as i32 - 500).collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&xs)?;
+        let mut total = s.clone_htod(&[0i32])?;
+        drop(xs);
+        for &l in &sizes {
+            let n = 1usize << l;
+            let read = self.gpu.time_read(n * 4, 3, self.args.reps)?.median_ms();
+            let iv = input.slice(0..n);
+            for (algo, name) in [
+                (Algorithm::BrentKung, "tree (seed notes)"),
+                (Algorithm::Auto, "tiled"),
+            ] {
+                let scanner = self.gpu.scanner(&m).algorithm(algo);
+                scanner.prepare()?;
+                let t = self
+                    .gpu
+                    .time(3, self.args.reps, || scanner.reduce(&iv, &mut total))?;
+                self.rows.push(Row {
+                    case,
+                    algorithm: name.to_string(),
+                    n: n as u64,
+                    bytes: (n * 4) as u64,
+                    ms: t.median_ms(),
+                    baseline_ms: read,
+                    baseline: "read pass",
+                });
+                self.progress.step(&format!("{case} {name} 2^{l}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn wanted(args: &BenchArgs, case: &str) -> bool {
+    args.cases.is_empty() || args.cases.iter().any(|c| c == case)
+}
+
+/// Runs `monoscan bench`.
+pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
+    if args.min_log2 > args.max_log2 || args.max_log2 > 30 {
+        return Err(CliError::Usage(
+            "need --min-log2 <= --max-log2 <= 30".into(),
+        ));
+    }
+    let known = [
+        "sum-i32",
+        "sum-f32",
+        "max-i32",
+        "affine-f64",
+        "segsum-f32",
+        "reduce-i32",
+    ];
+    if let Some(bad) = args.cases.iter().find(|c| !known.contains(&c.as_str())) {
+        return Err(CliError::Usage(format!(
+            "unknown case `{bad}` (known: {})",
+            known.join(", ")
+        )));
+    }
+    let gpu = Gpu::new(0)
+        .map_err(|e| CliError::Runtime(format!("monoscan bench measures a GPU: {e}")))?;
+    let info = gpu.info().clone();
+    let count = |elem: usize| {
+        let max = if elem >= 16 {
+            args.max_log2.saturating_sub(2)
+        } else {
+            args.max_log2
+        };
+        (args.min_log2..=max)
+            .step_by(args.step.max(1) as usize)
+            .count()
+    };
+    let mut total = 0;
+    for (case, elem, algos) in [
+        ("sum-i32", 4, 4),
+        ("sum-f32", 4, 4),
+        ("max-i32", 4, 4),
+        ("affine-f64", 16, 4),
+        ("segsum-f32", 8, 4),
+        ("reduce-i32", 4, 2),
+    ] {
+        if wanted(args, case) {
+            total += count(elem) * algos;
+        }
+    }
+    let mut ctx = Ctx {
+        gpu: &gpu,
+        args,
+        rows: Vec::new(),
+        progress: Progress {
+            done: 0,
+            total,
+            tty: std::io::stderr().is_terminal(),
+        },
+    };
+    if wanted(args, "sum-i32") {
+        ctx.scan_case("sum-i32", &Sum::<i32>::new(), |i| (i % 1000) as i32 - 500)?;
+    }
+    if wanted(args, "sum-f32") {
+        ctx.scan_case("sum-f32", &Sum::<f32>::new(), |i| (i % 1000) as f32 * 0.01)?;
+    }
+    if wanted(args, "max-i32") {
+        ctx.scan_case("max-i32", &Max::<i32>::new(), |i| {
+            ((i * 2_654_435_761) % 1_000_003) as i32
+        })?;
+    }
+    if wanted(args, "affine-f64") {
+        ctx.scan_case("affine-f64", &Affine::<f64>::new(), |i| {
+            AffineMap::new(1.0 - (i % 7) as f64 * 1e-7, (i % 13) as f64)
+        })?;
+    }
+    if wanted(args, "segsum-f32") {
+        ctx.scan_case("segsum-f32", &Segmented::new(Sum::<f32>::new()), |i| {
+            Flagged::new((i % 100) as f32, i % 1000 == 0)
+        })?;
+    }
+    if wanted(args, "reduce-i32") {
+        ctx.reduce_case()?;
+    }
+
+    let mut text = format!(
+        "monoscan bench on {} (sm_{}, {} SMs); bytes = read + write (read only for reductions); medians of {} runs\n",
+        info.name, info.cc, info.sm_count, args.reps
+    );
+    text += &format!(
+        "{:<11} {:<18} {:>11} {:>11} {:>9} {:>11} {:>8}\n",
+        "case", "algorithm", "n", "time (ms)", "GB/s", "baseline", "fraction"
+    );
+    for r in &ctx.rows {
+        text += &format!(
+            "{:<11} {:<18} {:>11} {:>11.4} {:>9.1} {:>11} {:>8.3}\n",
+            r.case,
+            r.algorithm,
+            format!("2^{}", r.n.trailing_zeros()),
+            r.ms,
+            r.gbps(),
+            r.baseline,
+            r.fraction()
+        );
+    }
+    write_stdout(&text)?;
+    if let Some(path) = &args.csv {
+        let mut csv = String::from(
+            "gpu,case,algorithm,n,bytes,time_ms,gbps,baseline,baseline_ms,baseline_gbps,fraction\n",
+        );
+        for r in &ctx.rows {
+            csv += &format!(
+                "{},{},{},{},{},{:.6},{:.2},{},{:.6},{:.2},{:.4}\n",
+                info.name,
+                r.case,
+                r.algorithm,
+                r.n,
+                r.bytes,
+                r.ms,
+                r.gbps(),
+                r.baseline,
+                r.baseline_ms,
+                r.bytes as f64 / r.baseline_ms / 1e6,
+                r.fraction()
+            );
+        }
+        std::fs::write(path, csv)
+            .map_err(|e| CliError::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.svg {
+        let mut points = Vec::new();
+        for r in &ctx.rows {
+            let log2_n = f64::from(r.n.trailing_zeros());
+            points.push(Point {
+                case: r.case.to_string(),
+                series: r.algorithm.clone(),
+                log2_n,
+                gbps: r.gbps(),
+            });
+        }
+        // One ceiling line per case: the baseline at each size.
+        let mut seen = std::collections::HashSet::new();
+        for r in &ctx.rows {
+            if seen.insert((r.case, r.n)) {
+                points.push(Point {
+                    case: r.case.to_string(),
+                    series: format!("{} (ceiling)", r.baseline),
+                    log2_n: f64::from(r.n.trailing_zeros()),
+                    gbps: r.bytes as f64 / r.baseline_ms / 1e6,
+                });
+            }
+        }
+        let title = format!(
+            "monoscan bandwidth on {} (copy of the same bytes as ceiling)",
+            info.name
+        );
+        std::fs::write(path, chart(&title, &points))
+            .map_err(|e| CliError::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}

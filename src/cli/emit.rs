@@ -1,0 +1,96 @@
+//! `monoscan emit`: print the CUDA source monoscan generates for an operator and algorithm.
+
+use super::dispatch::{dispatch, Dtype, Job, Op};
+use super::{value_name, write_stdout, CliError};
+use monoscan::codegen::{render, textbook_block, tile_shape, KernelSet, KernelSpec, Purpose};
+use monoscan::Monoid;
+use serde::Serialize;
+
+/// Which kernels to print.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// Kogge-Stone block scans and the hierarchical add-back.
+    KoggeStone,
+    /// Brent-Kung block scans and the hierarchical add-back.
+    BrentKung,
+    /// Reduce-then-scan over register tiles.
+    Hierarchical,
+    /// The single-pass scan with decoupled look-back.
+    SinglePass,
+    /// The seed notes' shared-memory tree reduction.
+    ReduceTree,
+    /// The tiled reduce.
+    Reduce,
+}
+
+/// Arguments of `monoscan emit`.
+#[derive(clap::Args, Debug)]
+pub struct EmitArgs {
+    /// The operator.
+    #[arg(long, value_enum, default_value = "sum")]
+    pub op: Op,
+    /// The element type (default: the operator's own default).
+    #[arg(long, value_enum)]
+    pub dtype: Option<Dtype>,
+    /// Which kernels.
+    #[arg(long = "algo", value_enum, default_value = "single-pass")]
+    pub algo: Kernels,
+    /// Compute capability the tile shapes are chosen for (90 for sm_90).
+    #[arg(long, default_value_t = 90)]
+    pub arch: u32,
+    /// Print the instrumented variant that counts combines (what `monoscan lab` runs).
+    #[arg(long)]
+    pub instrument: bool,
+}
+
+struct Emit<'a>(&'a EmitArgs);
+
+impl Job for Emit<'_> {
+    type Output = Result<String, CliError>;
+    fn call<M, G>(self, m: M, _elem: G) -> Self::Output
+    where
+        M: Monoid,
+        M::Elem: Serialize,
+        G: Fn(u64) -> Option<M::Elem> + Sync,
+    {
+        let op = m.cuda();
+        let size = op.elem_size;
+        let arch = self.0.arch;
+        let set = match self.0.algo {
+            Kernels::KoggeStone => KernelSet::KoggeStone {
+                block: textbook_block(size)?,
+            },
+            Kernels::BrentKung => KernelSet::BrentKung {
+                block: textbook_block(size)?,
+            },
+            Kernels::ReduceTree => KernelSet::TreeReduce {
+                block: textbook_block(size)?,
+            },
+            Kernels::Hierarchical => {
+                KernelSet::ReduceThenScan(tile_shape(size, arch, Purpose::Tiles)?)
+            }
+            Kernels::Reduce => KernelSet::TiledReduce(tile_shape(size, arch, Purpose::Tiles)?),
+            Kernels::SinglePass => {
+                KernelSet::SinglePass(tile_shape(size, arch, Purpose::SinglePass)?)
+            }
+        };
+        let spec = KernelSpec {
+            set,
+            instrument: self.0.instrument,
+        };
+        Ok(render(&op, &spec)?.source)
+    }
+}
+
+/// Runs `monoscan emit`.
+pub fn emit(args: &EmitArgs) -> Result<(), CliError> {
+    let dtype = args.dtype.unwrap_or(args.op.default_dtype());
+    let source = dispatch(args.op, dtype, 1, Emit(args)).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--op {} does not support --dtype {}",
+            value_name(&args.op),
+            value_name(&dtype)
+        ))
+    })??;
+    write_stdout(&source)
+}
