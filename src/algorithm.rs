@@ -8,7 +8,7 @@
 /// | [`BrentKung`](Algorithm::BrentKung) | Brent-Kung block scans of `2 x block` elements, combined hierarchically | tree reduction | several | yes |
 /// | [`Hierarchical`](Algorithm::Hierarchical) | reduce-then-scan over register tiles: tile totals, a scan of the totals, a scan of each tile from its carry | tiled | 3n | yes |
 /// | [`SinglePass`](Algorithm::SinglePass) | chained scan with decoupled look-back | tiled | 2n | not for floats |
-/// | [`Auto`](Algorithm::Auto) | one launch when the input fits a tile, else single-pass (or hierarchical in deterministic mode) | tiled | 2n | in deterministic mode |
+/// | [`Auto`](Algorithm::Auto) | one launch when the input fits a tile, else single-pass (hierarchical in deterministic mode, or beyond 2^32 - 1 tiles) | tiled | 2n | in deterministic mode |
 ///
 /// "Deterministic" means bitwise-identical results across runs on the same device: the
 /// single-pass scan combines tile aggregates in an order that depends on timing, which changes

@@ -18,7 +18,7 @@ pub enum Error {
     /// The CUDA driver library (`libcuda.so`) could not be loaded.
     #[error(
         "no CUDA driver: libcuda.so could not be loaded. Install the NVIDIA driver (it ships \
-         libcuda.so) or use the CPU backend (`--backend cpu`)"
+         libcuda.so) or use the CPU backend (monoscan::cpu, `--backend cpu` on the command line)"
     )]
     NoDriver,
 
@@ -44,6 +44,10 @@ pub enum Error {
         /// The places that were tried.
         searched: Vec<PathBuf>,
     },
+
+    /// NCCL (`libnccl.so`) could not be loaded, or a collective failed.
+    #[error("NCCL: {0}")]
+    Nccl(String),
 
     /// NVRTC rejected a generated kernel.
     #[error("{0}")]

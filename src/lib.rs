@@ -26,6 +26,7 @@ pub mod laws;
 pub mod literal;
 mod map;
 mod monoid;
+pub mod multi;
 pub mod ops;
 pub mod verify;
 pub mod workloads;

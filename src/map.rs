@@ -73,6 +73,8 @@ impl<In: Element, Out: Element> Map<In, Out> {
     }
 
     /// The device side, for code generation.
+    ///
+    /// (For a selection map, see [`Map::as_selection`].)
     pub fn cuda(&self) -> CudaMap {
         let mut prelude = In::cuda_definition();
         if !self.prelude.is_empty() {
@@ -86,6 +88,24 @@ impl<In: Element, Out: Element> Map<In, Out> {
             in_align: std::mem::align_of::<In>(),
             prelude,
             body: self.body.clone(),
+        }
+    }
+}
+
+impl<In: Element> Map<In, u32> {
+    /// The selection this map stands for: 1 where it returns nonzero, else 0 (on the host and on
+    /// the device alike). Compaction scans these counts, so any nonzero "keep" value works.
+    pub fn as_selection(&self) -> Map<In, u32> {
+        let host = self.host.clone();
+        Map {
+            name: format!("{}_selected", self.name),
+            body: format!(
+                "auto ms_keep = [&]() -> unsigned int {{\n{}\n}};\nreturn ms_keep() != 0u ? 1u : 0u;",
+                self.body
+            ),
+            prelude: self.prelude.clone(),
+            host: Arc::new(move |x: &In| u32::from(host(x) != 0)),
+            _types: PhantomData,
         }
     }
 }

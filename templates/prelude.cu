@@ -52,7 +52,7 @@ extern "C" __global__ void {{ prefix }}_fill(ms_elem* out, ms_u64 n, ms_elem val
 }
 {% if scatter %}
 // Stream compaction's last step: in[i] goes to out[offsets[i]] when the map selects it
-// (maps to a nonzero count).
+// (maps to a nonzero count; compaction normalises the map to 0 or 1 first).
 extern "C" __global__ void {{ prefix }}_scatter_mapped(const MsMap::in_t* in, const ms_elem* offsets,
                                                        MsMap::in_t* out, ms_u64 n) {
     for (ms_u64 i = (ms_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;

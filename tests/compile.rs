@@ -228,7 +228,9 @@ fn mapped_operators_compile_every_tiled_set() {
         AffineMap::new(0.5, *x)
     });
     let ops = [
-        Sum::<u32>::new().cuda().with_input(keep.cuda()),
+        Sum::<u32>::new()
+            .cuda()
+            .with_input(keep.as_selection().cuda()),
         Affine::<f64>::new().cuda().with_input(affine.cuda()),
     ];
     for op in ops {

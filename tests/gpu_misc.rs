@@ -213,3 +213,48 @@ fn stress_back_to_back_single_pass_scans() {
         assert!(got == want, "round {round}: wrong result");
     }
 }
+
+/// `inclusive_from` continues a scan from a carry on the tiled algorithms and is refused,
+/// before any launch, by the textbook ones.
+#[test]
+fn inclusive_from_a_carry() {
+    let Some(gpu) = gpu() else { return };
+    let m = monoscan::ops::MatMulMod::new(1_000_003).unwrap();
+    let xs: Vec<monoscan::ops::Mat2> = (0..300_007u32)
+        .map(|i| monoscan::ops::Mat2::new([i % 1000, 1, (i * 7) % 1000, 3]))
+        .collect();
+    let carry = monoscan::ops::Mat2::new([2, 5, 7, 11]);
+    let mut want = xs.clone();
+    monoscan::cpu::seq::inclusive_scan_in_place(&m, &mut want);
+    let want: Vec<_> = want.iter().map(|w| m.combine(&carry, w)).collect();
+    let s = gpu.stream();
+    let input = s.clone_htod(&xs).unwrap();
+    for algorithm in [
+        Algorithm::Auto,
+        Algorithm::Hierarchical,
+        Algorithm::SinglePass,
+    ] {
+        let mut out = s.clone_htod(&xs).unwrap();
+        let mut total = s.clone_htod(&[carry]).unwrap();
+        gpu.scanner(&m)
+            .algorithm(algorithm)
+            .inclusive_from(&input, &mut out, carry, &mut total)
+            .unwrap();
+        assert_eq!(s.clone_dtoh(&out).unwrap(), want, "{algorithm}");
+        assert_eq!(
+            s.clone_dtoh(&total).unwrap()[0],
+            *want.last().unwrap(),
+            "{algorithm} total"
+        );
+    }
+    for algorithm in [Algorithm::KoggeStone, Algorithm::BrentKung] {
+        let mut out = s.clone_htod(&xs).unwrap();
+        let mut total = s.clone_htod(&[carry]).unwrap();
+        let err = gpu
+            .scanner(&m)
+            .algorithm(algorithm)
+            .inclusive_from(&input, &mut out, carry, &mut total)
+            .unwrap_err();
+        assert!(err.to_string().contains("tiled algorithms"), "{err}");
+    }
+}

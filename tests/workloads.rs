@@ -130,6 +130,19 @@ fn check_allocation_and_compaction<B: Backend>(b: &B, name: &str) {
             want,
             "{name} compact n={n}"
         );
+        // Any nonzero "keep" value keeps: compaction normalises the map to 0 or 1.
+        let keep_wide = Map::new("mod3_wide", "(x % 3 == 0) ? 7u : 0u", |x: &i32| {
+            if x % 3 == 0 {
+                7
+            } else {
+                0
+            }
+        });
+        assert_eq!(
+            allocate::compact(b, &xs, &keep_wide).unwrap(),
+            want,
+            "{name} compact (wide keep) n={n}"
+        );
     }
 }
 
@@ -229,7 +242,11 @@ fn device_compaction_and_allocation_offsets() {
     for n in [0usize, 1, 4095, 1 << 20, 10_000_019] {
         let xs: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32).collect();
         let d = s.clone_htod(&xs).unwrap();
-        let keep = Map::new("neg", "x < 0 ? 1u : 0u", |x: &i32| u32::from(*x < 0));
+        let keep = Map::new(
+            "neg",
+            "x < 0 ? 2u : 0u",
+            |x: &i32| if *x < 0 { 2 } else { 0 },
+        );
         let (kept, count) = g.compact(&d, &keep).unwrap();
         let want: Vec<i32> = xs.iter().copied().filter(|x| *x < 0).collect();
         assert_eq!(count as usize, want.len());

@@ -77,7 +77,7 @@ pub struct Module {
     pub rendered: Rendered,
     /// The image.
     pub compiled: Compiled,
-    /// What it is (`sum_i32 single-pass-b256x16-packed64`).
+    /// What it is (`sum_i32 single-pass-b256x32x1-packed64`).
     pub label: String,
 }
 

@@ -24,7 +24,8 @@ pub struct BenchArgs {
     /// Timed runs per measurement (the median is reported).
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
-    /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32, reduce-i32).
+    /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32,
+    /// reduce-i32, compact-i32, alloc-u32).
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
     /// Also write every measurement as CSV.
@@ -65,7 +66,7 @@ impl Progress {
     fn step(&mut self, what: &str) {
         self.done += 1;
         let width = 30;
-        let filled = width * self.done / self.total.max(1);
+        let filled = (width * self.done / self.total.max(1)).min(width);
         let bar = format!(
             "[{}{}] {}/{} {what}",
             "#".repeat(filled),
@@ -154,6 +155,68 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Stream compaction (keep about half) and allocation offsets (u32 requests to u64
+    /// offsets and the total): each includes reading the total back to the host.
+    fn workload_cases(&mut self) -> Result<(), CliError> {
+        let sizes = self.sizes(4);
+        let Some(&top) = sizes.last() else {
+            return Ok(());
+        };
+        let xs: Vec<i32> = (0..1u64 << top)
+            .map(|i| ((i * 2_654_435_761) >> 7) as i32)
+            .collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&xs)?;
+        drop(xs);
+        let keep = monoscan::Map::new("even", "(x & 1) == 0 ? 1u : 0u", |x: &i32| {
+            u32::from(x & 1 == 0)
+        });
+        let requests: Vec<u32> = (0..1u64 << top)
+            .map(|i| ((i * 2_654_435_761) >> 9) as u32 % 16)
+            .collect();
+        let reqs = s.clone_htod(&requests)?;
+        drop(requests);
+        for &l in &sizes {
+            let n = 1usize << l;
+            let iv = input.slice(0..n);
+            let copy = self.gpu.time_copy(n * 4, 3, self.args.reps)?.median_ms();
+            if wanted(self.args, "compact-i32") {
+                let t = self.gpu.time(2, self.args.reps, || {
+                    self.gpu.compact(&iv, &keep).map(|_| ())
+                })?;
+                self.rows.push(Row {
+                    case: "compact-i32",
+                    algorithm: "scan+scatter".into(),
+                    n: n as u64,
+                    bytes: (8 * n) as u64,
+                    ms: t.median_ms(),
+                    baseline_ms: copy,
+                    baseline: "copy",
+                });
+                self.progress.step(&format!("compact-i32 2^{l}"));
+            }
+            if wanted(self.args, "alloc-u32") {
+                // 4 bytes read and 8 written per request: compare with a copy of as many bytes.
+                let copy12 = self.gpu.time_copy(n * 6, 3, self.args.reps)?.median_ms();
+                let rv = reqs.slice(0..n);
+                let t = self.gpu.time(2, self.args.reps, || {
+                    self.gpu.allocation_offsets(&rv).map(|_| ())
+                })?;
+                self.rows.push(Row {
+                    case: "alloc-u32",
+                    algorithm: "offsets+total".into(),
+                    n: n as u64,
+                    bytes: (12 * n) as u64,
+                    ms: t.median_ms(),
+                    baseline_ms: copy12,
+                    baseline: "copy",
+                });
+                self.progress.step(&format!("alloc-u32 2^{l}"));
+            }
+        }
+        Ok(())
+    }
+
     fn reduce_case(&mut self) -> Result<(), CliError> {
         let case = "reduce-i32";
         let m = Sum::<i32>::new();
@@ -195,6 +258,40 @@ impl Ctx<'_> {
     }
 }
 
+/// End-to-end wall time of one small scan (launch + synchronize), beside the same for a
+/// kernel that does nothing (the platform's floor): medians of 500.
+fn latency(gpu: &Gpu) -> Result<String, CliError> {
+    let m = Sum::<i32>::new();
+    let xs: Vec<i32> = (0..1024).collect();
+    let s = gpu.stream();
+    let input = s.clone_htod(&xs)?;
+    let mut out = s.clone_htod(&xs)?;
+    let empty = s.clone_htod(&xs[..0])?;
+    let mut total = s.clone_htod(&[0i32])?;
+    let scanner = gpu.scanner(&m);
+    scanner.prepare()?;
+    let wall = |f: &mut dyn FnMut() -> monoscan::Result<()>| -> Result<f64, CliError> {
+        for _ in 0..50 {
+            f()?;
+            gpu.synchronize()?;
+        }
+        let mut ts = Vec::with_capacity(500);
+        for _ in 0..500 {
+            let t = std::time::Instant::now();
+            f()?;
+            gpu.synchronize()?;
+            ts.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        ts.sort_by(f64::total_cmp);
+        Ok(ts[ts.len() / 2])
+    };
+    let scan = wall(&mut || scanner.inclusive(&input, &mut out))?;
+    let nothing = wall(&mut || scanner.reduce(&empty, &mut total))?;
+    Ok(format!(
+        "latency: inclusive scan of 2^10 i32 (one launch), launch + synchronize: median {scan:.1} us; a launch of a kernel that writes one element: {nothing:.1} us\n"
+    ))
+}
+
 fn wanted(args: &BenchArgs, case: &str) -> bool {
     args.cases.is_empty() || args.cases.iter().any(|c| c == case)
 }
@@ -213,6 +310,8 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         "affine-f64",
         "segsum-f32",
         "reduce-i32",
+        "compact-i32",
+        "alloc-u32",
     ];
     if let Some(bad) = args.cases.iter().find(|c| !known.contains(&c.as_str())) {
         return Err(CliError::Usage(format!(
@@ -234,16 +333,18 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             .count()
     };
     let mut total = 0;
-    for (case, elem, algos) in [
+    for (case, elem, steps) in [
         ("sum-i32", 4, 4),
         ("sum-f32", 4, 4),
         ("max-i32", 4, 4),
         ("affine-f64", 16, 4),
         ("segsum-f32", 8, 4),
         ("reduce-i32", 4, 2),
+        ("compact-i32", 4, 1),
+        ("alloc-u32", 4, 1),
     ] {
         if wanted(args, case) {
-            total += count(elem) * algos;
+            total += count(elem) * steps;
         }
     }
     let mut ctx = Ctx {
@@ -280,6 +381,9 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     if wanted(args, "reduce-i32") {
         ctx.reduce_case()?;
     }
+    if wanted(args, "compact-i32") || wanted(args, "alloc-u32") {
+        ctx.workload_cases()?;
+    }
 
     let mut text = format!(
         "monoscan bench on {} (sm_{}, {} SMs); bytes = read + write (read only for reductions); medians of {} runs\n",
@@ -301,6 +405,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             r.fraction()
         );
     }
+    text += &latency(&gpu)?;
     write_stdout(&text)?;
     if let Some(path) = &args.csv {
         let mut csv = String::from(

@@ -81,7 +81,7 @@ impl TileShape {
         u64::from(self.block) * u64::from(self.items)
     }
 
-    /// `b256x16-packed64`.
+    /// `b256x32x1-packed64`.
     pub fn name(&self) -> String {
         format!(
             "b{}x{}x{}-{}",
@@ -195,7 +195,7 @@ pub fn textbook_block(size: usize) -> Result<u32> {
     if block < 32 {
         return Err(Error::invalid(format!(
             "elements of {size} bytes are too large for the textbook kernels (at most {} bytes)",
-            (SMEM_LIMIT - 64) / 65
+            SMEM_LIMIT / 65
         )));
     }
     Ok(block)

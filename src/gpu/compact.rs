@@ -9,7 +9,7 @@ use crate::Element;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 impl Gpu {
-    /// Keeps the elements of `input` that `keep` maps to a nonzero count, in order; returns
+    /// Keeps the elements of `input` that `keep` maps to nonzero (any nonzero value keeps), in order; returns
     /// them and how many there are.
     ///
     /// An exclusive scan of the fused `keep` counts gives every kept element its position and
@@ -39,11 +39,12 @@ impl Gpu {
                 u32::MAX
             )));
         }
+        let keep = keep.as_selection();
         let sum = Sum::<u32>::new();
         let scanner = self.scanner(&sum);
-        let mut offsets = scanner.alloc_filled(n, 0)?;
+        let mut offsets = launch::alloc_for_writes::<u32>(&self.stream, n)?;
         let mut total = self.upload(&[0u32])?;
-        let mapped = scanner.mapped(keep);
+        let mapped = scanner.mapped(&keep);
         mapped.exclusive_with_total(input, &mut offsets, 0, &mut total)?;
         let count = self.stream.clone_dtoh(&total)?[0] as usize;
         let mut out = launch::alloc_for_writes::<T>(&self.stream, count)?;
@@ -76,7 +77,7 @@ impl Gpu {
             u64::from(*x)
         });
         let scanner = self.scanner(&sum);
-        let mut offsets = scanner.alloc_filled(requests.len(), 0)?;
+        let mut offsets = launch::alloc_for_writes::<u64>(&self.stream, requests.len())?;
         let mut total = self.upload(&[0u64])?;
         scanner
             .mapped(&widen)

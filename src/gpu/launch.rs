@@ -337,8 +337,9 @@ pub fn combine_pairs(
 /// A new device buffer of `n` elements that a following kernel writes in full.
 pub fn alloc_for_writes<T: DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>> {
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
-    // SAFETY: only used for outputs that the next kernel on this stream writes at every index
-    // (the compaction scatter writes each of the `count` positions exactly once).
+    // SAFETY: only used for outputs that the kernels queued next on this stream write at every
+    // index before anything reads them (a scan writes all its outputs; the compaction scatter
+    // writes each of the `count` positions exactly once).
     unsafe { s.alloc::<T>(n) }.map_err(|e| super::device::alloc_error(s.context(), bytes, e))
 }
 

@@ -40,7 +40,7 @@ pub(crate) struct Loaded {
 /// What a compiled kernel uses, as the driver reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelInfo {
-    /// The kernel set and entry (`single-pass-b256x16-packed64 scan_single_pass`).
+    /// The kernel set and entry (`single-pass-b256x32x1-packed64 scan_single_pass`).
     pub name: String,
     /// Registers per thread.
     pub registers: i32,

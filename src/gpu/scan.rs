@@ -49,9 +49,24 @@ impl<M: Monoid> Scanner<'_, M> {
     ) -> Result<()> {
         let (exclusive, init) = match mode {
             Mode::Inclusive => (false, None),
+            Mode::InclusiveFrom(v) => (false, Some(v)),
             Mode::Exclusive(v) => (true, Some(v)),
         };
         let algorithm = self.resolve(n)?;
+        if matches!(algorithm, Algorithm::KoggeStone | Algorithm::BrentKung) {
+            // The textbook kernels read the operator's own element type and seed only
+            // exclusive scans; refuse before anything is launched.
+            if self.mapped {
+                return Err(Error::invalid(format!(
+                    "fused input maps run on the tiled algorithms (auto, hierarchical, single-pass), not {algorithm}"
+                )));
+            }
+            if !exclusive && init.is_some() {
+                return Err(Error::invalid(format!(
+                    "inclusive scans from a carry run on the tiled algorithms (auto, hierarchical, single-pass), not {algorithm}"
+                )));
+            }
+        }
         let set = self.scan_set(algorithm)?;
         if n == 0 {
             if total != 0 {

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub(crate) enum Mode<T> {
     /// `y[i] = x0 ⊕ ... ⊕ xi`.
     Inclusive,
+    /// `y[i] = init ⊕ x0 ⊕ ... ⊕ xi` (a carry from earlier data; tiled algorithms only).
+    InclusiveFrom(T),
     /// `y[i] = init ⊕ x0 ⊕ ... ⊕ x(i-1)`.
     Exclusive(T),
 }
@@ -233,6 +235,25 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         O: DevicePtrMut<M::Elem>,
     {
         self.scan_buffers(input, output, Mode::Inclusive, None::<&mut O>)
+    }
+
+    /// `output[i] = carry ⊕ input[0] ⊕ ... ⊕ input[i]`: an inclusive scan that continues from
+    /// the total of earlier data (chunked and multi-GPU scans); writes `carry ⊕ everything` to
+    /// `total[0]`. Tiled algorithms only ([`Algorithm::Auto`], [`Algorithm::Hierarchical`],
+    /// [`Algorithm::SinglePass`]).
+    pub fn inclusive_from<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        carry: M::Elem,
+        total: &mut S,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.scan_buffers(input, output, Mode::InclusiveFrom(carry), Some(total))
     }
 
     /// `output[i] = init ⊕ input[0] ⊕ ... ⊕ input[i-1]` for every `i < input.len()`.

@@ -84,7 +84,15 @@ pub fn compact<B: Backend, T: Element>(
     xs: &[T],
     keep: &Map<T, u32>,
 ) -> Result<Vec<T>> {
-    let (offsets, total) = backend.map_exclusive_scan_total(&Sum::<u32>::new(), keep, xs, 0)?;
+    if xs.len() as u64 > u64::from(u32::MAX) {
+        return Err(Error::invalid(format!(
+            "compaction counts in 32 bits: at most {} elements, got {}",
+            u32::MAX,
+            xs.len()
+        )));
+    }
+    let keep = keep.as_selection();
+    let (offsets, total) = backend.map_exclusive_scan_total(&Sum::<u32>::new(), &keep, xs, 0)?;
     let mut out = Vec::with_capacity(total as usize);
     for (x, o) in xs.iter().zip(&offsets) {
         if keep.apply(x) != 0 {
