@@ -318,7 +318,9 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         self.reduce_raw(inp, n, t)
     }
 
-    fn scan_buffers<I, O, S>(
+    /// Checks lengths and scans `input` (of the operator's elements, or of a mapped scanner's
+    /// input type `In`) into `output`.
+    fn scan_buffers<In, I, O, S>(
         &self,
         input: &I,
         output: &mut O,
@@ -326,7 +328,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         total: Option<&mut S>,
     ) -> Result<()>
     where
-        I: DevicePtr<M::Elem>,
+        I: DevicePtr<In>,
         O: DevicePtrMut<M::Elem>,
         S: DevicePtrMut<M::Elem>,
     {
@@ -447,24 +449,7 @@ impl<M: Monoid, In: crate::Element> MappedScanner<'_, M, In> {
         O: DevicePtrMut<M::Elem>,
         S: DevicePtrMut<M::Elem>,
     {
-        if output.len() < input.len() {
-            return Err(Error::invalid(format!(
-                "output holds {} elements, the input {}",
-                output.len(),
-                input.len()
-            )));
-        }
-        let stream = self.inner.gpu.stream.clone();
-        let (inp, _g1) = input.device_ptr(&stream);
-        let (out, _g2) = output.device_ptr_mut(&stream);
-        let n = input.len() as u64;
-        match total {
-            None => self.inner.scan_raw(inp, out, n, mode, 0),
-            Some(t) => {
-                check_total(t.len())?;
-                let (tp, _g3) = t.device_ptr_mut(&stream);
-                self.inner.scan_raw(inp, out, n, mode, tp)
-            }
-        }
+        self.inner
+            .scan_buffers::<In, I, O, S>(input, output, mode, total)
     }
 }
