@@ -122,7 +122,8 @@ __device__ __forceinline__ ms_elem ms_warp_reduce(ms_elem x) {
 
 // Exclusive scan of one value per thread, in thread order. Returns the thread's exclusive
 // prefix within the block (the identity for thread 0); `aggregate` gets the block's total.
-__device__ __forceinline__ ms_elem ms_block_exclusive(ms_elem x, ms_elem& aggregate, ms_tile_smem& sm) {
+template <typename Smem>
+__device__ __forceinline__ ms_elem ms_block_exclusive(ms_elem x, ms_elem& aggregate, Smem& sm) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const ms_elem inc = ms_warp_inclusive(x);
     ms_elem exc = ms_shfl_up(inc, 1);
@@ -141,7 +142,8 @@ __device__ __forceinline__ ms_elem ms_block_exclusive(ms_elem x, ms_elem& aggreg
 }
 
 // The total of a block's values, in thread order, valid in thread 0.
-__device__ __forceinline__ ms_elem ms_block_reduce(ms_elem x, ms_tile_smem& sm) {
+template <typename Smem>
+__device__ __forceinline__ ms_elem ms_block_reduce(ms_elem x, Smem& sm) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     x = ms_warp_reduce(x);
     if (lane == 0) sm.warp_sums[warp] = x;
@@ -373,7 +375,90 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem* agg
     return status;
 }
 {% endif %}
-template <typename Map>
+// Run by warp 0 of tile `tile` once its aggregate is known: publishes the aggregate, looks back
+// over the preceding tiles a warp-wide window at a time until it meets an inclusive prefix,
+// publishes the tile's own inclusive prefix and returns (in lane 0) the tile's exclusive prefix,
+// seeded with init. The last tile writes the total to *total_out.
+__device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggregate, ms_u32 num_tiles,
+                                              ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32 epoch,
+                                              ms_elem init, int has_init, ms_elem* total_out) {
+    const unsigned lane = threadIdx.x & 31;
+    ms_elem prefix = has_init ? init : MsOp::identity();
+    if (tile > 0) {
+        if (lane == 0) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
+        // Each step inspects MS_LB predecessors per lane (a window of 32 * MS_LB tiles):
+        // lane l owns tiles end-1-l*MS_LB-p, p = 0 (nearest) .. MS_LB-1, all loaded at once.
+        ms_i64 end = tile;
+        bool have = false;
+        ms_elem acc = prefix;
+        while (true) {
+            ms_elem v[MS_LB];
+            ms_u32 kind[MS_LB];
+            bool valid[MS_LB];
+#pragma unroll
+            for (int p = 0; p < MS_LB; ++p) {
+                const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
+                v[p] = MsOp::identity();
+                kind[p] = MS_INCL;
+                valid[p] = pred < 0;
+                if (pred >= 0) {
+                    const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
+                    valid[p] = (status >> 2) == epoch;
+                    kind[p] = status & 3u;
+                }
+            }
+            for (int spins = 0;; ++spins) {
+                bool all = true;
+#pragma unroll
+                for (int p = 0; p < MS_LB; ++p) all = all && valid[p];
+                if (all) break;
+                if (spins > 4) __nanosleep(spins < 64 ? 20 : 200);
+#pragma unroll
+                for (int p = 0; p < MS_LB; ++p) {
+                    if (!valid[p]) {
+                        const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
+                        const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
+                        valid[p] = (status >> 2) == epoch;
+                        kind[p] = status & 3u;
+                    }
+                }
+            }
+            int first = MS_LB;  // this lane's nearest inclusive prefix
+#pragma unroll
+            for (int p = MS_LB - 1; p >= 0; --p) {
+                if (kind[p] == MS_INCL) first = p;
+            }
+            const ms_u32 incl_mask = __ballot_sync(MS_FULL, first < MS_LB);
+            const int stop = incl_mask ? __ffs(incl_mask) - 1 : 31;
+            // Fold this lane's tiles, earliest first, up to the nearest inclusive prefix.
+            ms_elem x = MsOp::identity();
+#pragma unroll
+            for (int p = MS_LB - 1; p >= 0; --p) {
+                if ((int)lane < stop || ((int)lane == stop && p <= first)) x = MsOp::combine(x, v[p]);
+            }
+            // Earlier tiles sit at higher lanes: fold them first.
+#pragma unroll
+            for (unsigned d = 1; d < 32; d <<= 1) {
+                const ms_elem y = ms_shfl_down(x, d);
+                if (lane + d < 32) x = MsOp::combine(y, x);
+            }
+            acc = have ? MsOp::combine(x, acc) : x;
+            have = true;
+            if (incl_mask) break;
+            end -= 32 * MS_LB;
+        }
+        // The window that met an inclusive prefix already includes init (via tile 0).
+        prefix = acc;
+    }
+    if (lane == 0) {
+        const ms_elem inclusive = (tile > 0 || has_init) ? MsOp::combine(prefix, aggregate) : aggregate;
+        ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, inclusive);
+        if (total_out != 0 && tile == num_tiles - 1) *total_out = inclusive;
+    }
+    return prefix;
+}
+
+{% if not staged %}template <typename Map>
 __device__ __forceinline__ void ms_single_pass(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                               ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                               ms_u32 epoch, int exclusive, ms_elem init, int has_init,
@@ -391,81 +476,10 @@ __device__ __forceinline__ void ms_single_pass(const typename Map::in_t* in, ms_
     ms_load_tile<Map>(in, base, valid, items, sm);
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(ms_thread_fold(items), aggregate, sm);
-    const unsigned lane = threadIdx.x & 31;
     if (threadIdx.x < 32) {
-        ms_elem prefix = has_init ? init : MsOp::identity();
-        if (tile > 0) {
-            if (lane == 0) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
-            // Each step inspects MS_LB predecessors per lane (a window of 32 * MS_LB tiles):
-            // lane l owns tiles end-1-l*MS_LB-p, p = 0 (nearest) .. MS_LB-1, all loaded at once.
-            ms_i64 end = tile;
-            bool have = false;
-            ms_elem acc = prefix;
-            while (true) {
-                ms_elem v[MS_LB];
-                ms_u32 kind[MS_LB];
-                bool valid[MS_LB];
-#pragma unroll
-                for (int p = 0; p < MS_LB; ++p) {
-                    const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
-                    v[p] = MsOp::identity();
-                    kind[p] = MS_INCL;
-                    valid[p] = pred < 0;
-                    if (pred >= 0) {
-                        const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
-                        valid[p] = (status >> 2) == epoch;
-                        kind[p] = status & 3u;
-                    }
-                }
-                for (int spins = 0;; ++spins) {
-                    bool all = true;
-#pragma unroll
-                    for (int p = 0; p < MS_LB; ++p) all = all && valid[p];
-                    if (all) break;
-                    if (spins > 4) __nanosleep(spins < 64 ? 20 : 200);
-#pragma unroll
-                    for (int p = 0; p < MS_LB; ++p) {
-                        if (!valid[p]) {
-                            const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
-                            const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
-                            valid[p] = (status >> 2) == epoch;
-                            kind[p] = status & 3u;
-                        }
-                    }
-                }
-                int first = MS_LB;  // this lane's nearest inclusive prefix
-#pragma unroll
-                for (int p = MS_LB - 1; p >= 0; --p) {
-                    if (kind[p] == MS_INCL) first = p;
-                }
-                const ms_u32 incl_mask = __ballot_sync(MS_FULL, first < MS_LB);
-                const int stop = incl_mask ? __ffs(incl_mask) - 1 : 31;
-                // Fold this lane's tiles, earliest first, up to the nearest inclusive prefix.
-                ms_elem x = MsOp::identity();
-#pragma unroll
-                for (int p = MS_LB - 1; p >= 0; --p) {
-                    if ((int)lane < stop || ((int)lane == stop && p <= first)) x = MsOp::combine(x, v[p]);
-                }
-                // Earlier tiles sit at higher lanes: fold them first.
-#pragma unroll
-                for (unsigned d = 1; d < 32; d <<= 1) {
-                    const ms_elem y = ms_shfl_down(x, d);
-                    if (lane + d < 32) x = MsOp::combine(y, x);
-                }
-                acc = have ? MsOp::combine(x, acc) : x;
-                have = true;
-                if (incl_mask) break;
-                end -= 32 * MS_LB;
-            }
-            // The window that met an inclusive prefix already includes init (via tile 0).
-            prefix = acc;
-        }
-        if (lane == 0) {
-            const ms_elem inclusive = (tile > 0 || has_init) ? MsOp::combine(prefix, aggregate) : aggregate;
-            ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, inclusive);
-            sm.prefix = prefix;
-            if (total_out != 0 && tile == num_tiles - 1) *total_out = inclusive;
-        }
+        const ms_elem prefix = ms_lookback(tile, aggregate, num_tiles, state, aggs, incls, epoch, init,
+                                           has_init, total_out);
+        if (threadIdx.x == 0) sm.prefix = prefix;
     }
     __syncthreads();
     const bool carried = tile > 0 || has_init;
@@ -492,3 +506,149 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
                           init, has_init, total_out, sm);
 }
 {% endif %}{% endif %}
+{% if staged %}// ---- Staged single-pass scan (sm_80 and newer) ----
+// The same decoupled look-back, with the tile copied into shared memory by cp.async instead
+// of through registers: a block holds no items in registers while it looks back, so residency
+// is bounded by shared memory alone and more tiles' loads are in flight per SM. Each block
+// claims one tile number from the counter, as the register kernel does (a block that held a
+// second claimed tile would delay that tile's aggregate behind its own look-back, and every
+// later tile's look-back behind it). The buffer is swizzled at 16-byte granularity (chunk c
+// lives at c ^ ((c >> MS_SWZ) & 7)), so that the striped copies and each thread's blocked run
+// of MS_ITEMS elements both touch every bank group once per phase. Requires 16-byte aligned
+// input and output (checked before launch) and elements whose size divides 16.
+#define MS_SWZ {{ swizzle }}
+#define MS_CHUNK_ELEMS ((int)(16 / sizeof(ms_elem)))
+#define MS_TILE_CHUNKS (MS_TILE / MS_CHUNK_ELEMS)
+#define MS_THREAD_CHUNKS (MS_ITEMS / MS_CHUNK_ELEMS)
+static_assert(16 % sizeof(ms_elem) == 0 && MS_ITEMS % (16 / sizeof(ms_elem)) == 0,
+              "monoscan: staged tiles need elements whose size divides 16 and whole chunks per thread");
+struct alignas(16) ms_chunk_bits { ms_u32 w[4]; };
+template <typename In>
+union ms_chunk {
+    ms_chunk_bits bits;
+    In e[MS_CHUNK_ELEMS];
+};
+struct ms_staged_smem {
+    ms_elem warp_sums[MS_WARPS];
+    ms_elem prefix;
+    ms_u32 tile;
+};
+__device__ __forceinline__ int ms_swz(int c) { return c ^ ((c >> MS_SWZ) & 7); }
+__device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
+    ms_u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// Copies tile `tile` of `in` into `buf` and waits for it: whole 16-byte chunks, the one that
+// straddles the end partly (the rest zero-filled); chunks past the end are not copied.
+template <typename In>
+__device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
+    const char* src = (const char*)(in + (ms_u64)tile * MS_TILE);
+    const ms_i64 bytes = (ms_i64)ms_valid((ms_u64)tile * MS_TILE, n) * (ms_i64)sizeof(In);
+#pragma unroll
+    for (int k = 0; k < MS_THREAD_CHUNKS; ++k) {
+        const int c = k * MS_BLOCK + threadIdx.x;
+        const ms_i64 left = bytes - (ms_i64)c * 16;
+        if (left > 0) {
+            const ms_u32 take = left >= 16 ? 16u : (ms_u32)left;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                         ::"r"(ms_shared_addr(buf + ms_swz(c))), "l"(src + (ms_u64)c * 16), "r"(take)
+                         : "memory");
+        }
+    }
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+}
+
+template <typename Map>
+__device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+                                          ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                                          ms_u32 epoch, int exclusive, ms_elem init, int has_init,
+                                          ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm) {
+    typedef typename Map::in_t in_t;
+    static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
+    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    const ms_u32 tile = sm.tile;
+    ms_stage_tile(in, n, tile, buf);
+    const ms_u64 base = (ms_u64)tile * MS_TILE;
+    const ms_u64 valid = ms_valid(base, n);
+    const bool full = valid == (ms_u64)MS_TILE;
+    const int first = threadIdx.x * MS_ITEMS;
+    // This thread's run, folded in order; elements past the end count as the identity.
+    ms_elem acc = MsOp::identity();
+#pragma unroll
+    for (int j = 0; j < MS_THREAD_CHUNKS; ++j) {
+        ms_chunk<in_t> ch;
+        ch.bits = buf[ms_swz(threadIdx.x * MS_THREAD_CHUNKS + j)];
+#pragma unroll
+        for (int e = 0; e < MS_CHUNK_ELEMS; ++e) {
+            const int idx = first + j * MS_CHUNK_ELEMS + e;
+            const ms_elem x = (full || (ms_u64)idx < valid) ? Map::apply(ch.e[e]) : MsOp::identity();
+            acc = (j == 0 && e == 0) ? x : MsOp::combine(acc, x);
+        }
+    }
+    ms_elem aggregate;
+    const ms_elem excl = ms_block_exclusive(acc, aggregate, sm);
+    if (threadIdx.x < 32) {
+        const ms_elem prefix = ms_lookback(tile, aggregate, num_tiles, state, aggs, incls, epoch, init,
+                                           has_init, total_out);
+        if (threadIdx.x == 0) sm.prefix = prefix;
+    }
+    __syncthreads();
+    ms_elem run = (tile > 0 || has_init) ? MsOp::combine(sm.prefix, excl) : excl;
+    // Scan the run in place (the buffer now holds results, as ms_elem).
+#pragma unroll
+    for (int j = 0; j < MS_THREAD_CHUNKS; ++j) {
+        const int c = ms_swz(threadIdx.x * MS_THREAD_CHUNKS + j);
+        ms_chunk<in_t> ch;
+        ch.bits = buf[c];
+        ms_chunk<ms_elem> res;
+#pragma unroll
+        for (int e = 0; e < MS_CHUNK_ELEMS; ++e) {
+            const ms_elem x = Map::apply(ch.e[e]);
+            if (exclusive) {
+                res.e[e] = run;
+                run = MsOp::combine(run, x);
+            } else {
+                run = MsOp::combine(run, x);
+                res.e[e] = run;
+            }
+        }
+        buf[c] = res.bits;
+    }
+    __syncthreads();
+    if (full) {
+        ms_chunk_bits* dst = (ms_chunk_bits*)(out + base);
+#pragma unroll
+        for (int k = 0; k < MS_THREAD_CHUNKS; ++k) {
+            const int c = k * MS_BLOCK + threadIdx.x;
+            dst[c] = buf[ms_swz(c)];
+        }
+    } else {
+        for (ms_u64 e = threadIdx.x; e < valid; e += MS_BLOCK) {
+            const ms_chunk<ms_elem>* ch = (const ms_chunk<ms_elem>*)(buf + ms_swz((int)(e / MS_CHUNK_ELEMS)));
+            out[base + e] = ch->e[e % MS_CHUNK_ELEMS];
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_scan_staged(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+                         ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                         ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
+    extern __shared__ ms_chunk_bits ms_stage_buffers[];
+    __shared__ ms_staged_smem sm;
+    ms_staged<MsNoMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
+                       has_init, total_out, ms_stage_buffers, sm);
+}
+{% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_scan_staged_mapped(const MsMap::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
+                                ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                                ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
+    extern __shared__ ms_chunk_bits ms_stage_buffers[];
+    __shared__ ms_staged_smem sm;
+    ms_staged<MsMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
+                     has_init, total_out, ms_stage_buffers, sm);
+}
+{% endif %}{% endif %}{% endif %}

@@ -21,7 +21,8 @@ fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
     let block = textbook_block(size).unwrap();
     let shape = tile_shape(size, cc, Purpose::Tiles).unwrap();
     let sp = tile_shape(size, cc, Purpose::SinglePass).unwrap();
-    vec![
+    let staged = tile_shape(size, cc, Purpose::Staged).unwrap();
+    let mut sets = vec![
         KernelSet::TreeReduce { block },
         KernelSet::KoggeStone { block },
         KernelSet::BrentKung { block },
@@ -29,7 +30,13 @@ fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
         KernelSet::ReduceThenScan(shape),
         KernelSet::SinglePass(sp),
         KernelSet::Check,
-    ]
+    ];
+    // Elements whose size divides 16 also get the staged scan (sm_80 and newer).
+    assert_eq!(staged.staged, cc >= 80 && 16 % size == 0, "size {size}");
+    if staged.staged {
+        sets.push(KernelSet::SinglePass(staged));
+    }
+    sets
 }
 
 /// Compiles every set of `m` for every target; returns how many modules were built.
@@ -227,20 +234,33 @@ fn mapped_operators_compile_every_tiled_set() {
     let affine = monoscan::Map::new("to_map", "monoscan_affine_double{0.5, x}", |x: &f64| {
         AffineMap::new(0.5, *x)
     });
+    let keep32 = monoscan::Map::new("odd32", "(x & 1) ? 1u : 0u", |x: &i32| (*x & 1) as u32);
     let ops = [
         Sum::<u32>::new()
             .cuda()
             .with_input(keep.as_selection().cuda()),
         Affine::<f64>::new().cuda().with_input(affine.cuda()),
+        Sum::<u32>::new()
+            .cuda()
+            .with_input(keep32.as_selection().cuda()),
     ];
     for op in ops {
         let tiles = tile_shape(op.elem_size, 90, Purpose::Tiles).unwrap();
         let sp = tile_shape(op.elem_size, 90, Purpose::SinglePass).unwrap();
+        let staged = tile_shape(op.elem_size, 90, Purpose::Staged).unwrap();
         let mut sets = vec![
             KernelSet::TiledReduce(tiles),
             KernelSet::ReduceThenScan(tiles),
             KernelSet::SinglePass(sp),
         ];
+        let in_size = op.input.as_ref().unwrap().in_size;
+        if in_size == op.elem_size {
+            sets.push(KernelSet::SinglePass(staged));
+        } else {
+            // The staged scan maps in place: a map that changes the size is refused clearly.
+            let err = render(&op, &KernelSpec::new(KernelSet::SinglePass(staged))).unwrap_err();
+            assert!(err.to_string().contains("maps in place"), "{err}");
+        }
         if op.elem == "unsigned int" {
             sets.push(KernelSet::Scatter);
         }

@@ -15,8 +15,12 @@ pub enum Kernels {
     BrentKung,
     /// Reduce-then-scan over register tiles.
     Hierarchical,
-    /// The single-pass scan with decoupled look-back.
+    /// The single-pass scan with decoupled look-back, one block per tile (small inputs,
+    /// unaligned buffers, elements that cannot be staged).
     SinglePass,
+    /// The staged single-pass scan: tiles copied into shared memory with cp.async (large
+    /// aligned inputs on sm_80 and newer).
+    Staged,
     /// The seed notes' shared-memory tree reduction.
     ReduceTree,
     /// The tiled reduce.
@@ -72,6 +76,15 @@ impl Job for Emit<'_> {
             Kernels::Reduce => KernelSet::TiledReduce(tile_shape(size, arch, Purpose::Tiles)?),
             Kernels::SinglePass => {
                 KernelSet::SinglePass(tile_shape(size, arch, Purpose::SinglePass)?)
+            }
+            Kernels::Staged => {
+                let shape = tile_shape(size, arch, Purpose::Staged)?;
+                if !shape.staged {
+                    return Err(CliError::Usage(format!(
+                        "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and a size that divides 16)"
+                    )));
+                }
+                KernelSet::SinglePass(shape)
             }
         };
         let spec = KernelSpec {

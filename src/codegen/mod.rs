@@ -11,7 +11,7 @@ mod shape;
 
 pub use shape::{textbook_block, tile_shape, Purpose, StateLayout, TileShape, SMEM_LIMIT};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::monoid::CudaOp;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -73,6 +73,7 @@ impl KernelSet {
                 "tile_totals" => Some("tile_totals_mapped"),
                 "tile_scan" => Some("tile_scan_mapped"),
                 "scan_single_pass" => Some("scan_single_pass_mapped"),
+                "scan_staged" => Some("scan_staged_mapped"),
                 _ => None,
             }));
         }
@@ -86,6 +87,7 @@ impl KernelSet {
             KernelSet::BrentKung { .. } => &["fill", "bk_scan", "add_carry"],
             KernelSet::TiledReduce(_) => &["fill", "reduce_tiles"],
             KernelSet::ReduceThenScan(_) => &["fill", "tile_totals", "tile_scan"],
+            KernelSet::SinglePass(s) if s.staged => &["fill", "scan_staged"],
             KernelSet::SinglePass(_) => &["fill", "scan_single_pass", "tile_scan"],
             KernelSet::Check => &["fill", "combine_pairs"],
             KernelSet::Scatter => &["fill", "scatter_mapped"],
@@ -166,6 +168,8 @@ struct BodyCtx<'a> {
     items: u32,
     layout: &'a str,
     lookback: u32,
+    staged: bool,
+    swizzle: u32,
     map: bool,
     tree: bool,
     ks: bool,
@@ -176,7 +180,7 @@ struct BodyCtx<'a> {
     single_pass: bool,
 }
 
-fn body(prefix: &str, set: KernelSet, map: bool) -> Result<String> {
+fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
     let mut ctx = BodyCtx {
         prefix,
         map,
@@ -200,9 +204,11 @@ fn body(prefix: &str, set: KernelSet, map: bool) -> Result<String> {
             ctx.items = s.items;
             ctx.layout = s.layout.name();
             ctx.lookback = s.lookback;
+            ctx.staged = s.staged;
+            ctx.swizzle = s.swizzle(elem_size);
             ctx.reduce_tiles = matches!(set, KernelSet::TiledReduce(_));
             ctx.tile_totals = matches!(set, KernelSet::ReduceThenScan(_));
-            ctx.tile_scan = !ctx.reduce_tiles;
+            ctx.tile_scan = !ctx.reduce_tiles && !s.staged;
             ctx.single_pass = matches!(set, KernelSet::SinglePass(_));
         }
         KernelSet::Check | KernelSet::Scatter => {}
@@ -260,11 +266,19 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
         },
     )?;
     if spec.set == KernelSet::Scatter && op.input.is_none() {
-        return Err(crate::error::Error::invalid(
+        return Err(Error::invalid(
             "the scatter kernels need an operator with an input map",
         ));
     }
-    let body = body(&prefix, spec.set, op.input.is_some())?;
+    if let (KernelSet::SinglePass(shape), Some(map)) = (spec.set, op.input.as_ref()) {
+        if shape.staged && map.in_size != op.elem_size {
+            return Err(Error::invalid(format!(
+                "the staged scan maps in place: input `{}` ({} bytes) and element `{}` ({} bytes) differ in size",
+                map.in_type, map.in_size, op.elem, op.elem_size
+            )));
+        }
+    }
+    let body = body(&prefix, spec.set, op.input.is_some(), op.elem_size)?;
     let source = format!("{prelude}\n{body}");
     let snippet_lines = snippet_lines(&source);
     Ok(Rendered {

@@ -5,6 +5,10 @@ use crate::error::{Error, Result};
 /// Static shared memory a block may use without opting in to more.
 pub const SMEM_LIMIT: usize = 48 * 1024;
 
+/// Dynamic shared memory (one tile) a block of the staged single-pass scan may use (sm_80 and
+/// newer allow at least 163 KiB per block).
+pub const STAGED_SMEM_LIMIT: usize = 160 * 1024;
+
 /// How the single-pass scan stores each tile's status and value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateLayout {
@@ -60,6 +64,8 @@ pub enum Purpose {
     SinglePass,
     /// The tiled reduce and the reduce-then-scan.
     Tiles,
+    /// The staged single-pass scan (tiles copied into shared memory with `cp.async`).
+    Staged,
 }
 
 /// Threads and items per thread of a tile.
@@ -73,6 +79,9 @@ pub struct TileShape {
     pub layout: StateLayout,
     /// Predecessors each lane of the look-back warp inspects per step.
     pub lookback: u32,
+    /// Whether this is the staged single-pass scan (`scan_staged`), which copies its tile into
+    /// shared memory with `cp.async` instead of holding it in registers.
+    pub staged: bool,
 }
 
 impl TileShape {
@@ -81,15 +90,32 @@ impl TileShape {
         u64::from(self.block) * u64::from(self.items)
     }
 
-    /// `b256x32x1-packed64`.
+    /// `b256x32x1-packed64`, `staged-b256x32x1-packed64`.
     pub fn name(&self) -> String {
         format!(
-            "b{}x{}x{}-{}",
+            "{}b{}x{}x{}-{}",
+            if self.staged { "staged-" } else { "" },
             self.block,
             self.items,
             self.lookback,
             self.layout.name()
         )
+    }
+
+    /// Dynamic shared memory of the staged scan for elements of `size` bytes.
+    pub fn staged_smem_bytes(&self, size: usize) -> usize {
+        if self.staged {
+            self.tile() as usize * size
+        } else {
+            0
+        }
+    }
+
+    /// The swizzle shift of the staged scan's buffers: `max(3, log2(16-byte chunks per
+    /// thread))`, so that the eight lanes of a phase read distinct bank groups.
+    pub fn swizzle(&self, size: usize) -> u32 {
+        let chunks = (self.items as usize * size / 16).max(1);
+        chunks.trailing_zeros().max(3)
     }
 
     /// Static shared memory of the tiled kernels for elements of `size` bytes.
@@ -100,33 +126,44 @@ impl TileShape {
     }
 }
 
+/// Whether elements of `size` bytes in tiles of `items` per thread can be staged: the size
+/// divides 16 and each thread's run is a power-of-two number of 16-byte chunks.
+fn stageable(size: usize, items: u32, cc: u32) -> bool {
+    cc >= 80
+        && size > 0
+        && 16 % size == 0
+        && (items as usize * size) % 16 == 0
+        && (items as usize * size / 16).is_power_of_two()
+}
+
 /// The tile shape for elements of `size` bytes on compute capability `cc`, for `purpose`.
-/// `MONOSCAN_TILE=<threads>x<items>[x<lookback>]` overrides it (for tuning).
+/// `MONOSCAN_TILE=<threads>x<items>[x<lookback>]` overrides it (for tuning), except for the
+/// staged scan ([`Purpose::Staged`], `MONOSCAN_STAGED=<threads>x<items>`).
 pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
     let layout = StateLayout::for_size(size);
     // One predecessor per lane: wider windows (2 to 8 per lane) were measured slower, their
     // registers costing a resident block per SM (docs/performance.md).
     let lookback = 1;
+    if purpose == Purpose::Staged {
+        return staged_shape(size, cc, layout, lookback);
+    }
     if let Ok(v) = std::env::var("MONOSCAN_TILE") {
         let parts: Vec<Option<u32>> = v.split('x').map(|p| p.trim().parse().ok()).collect();
-        let shape = match parts.as_slice() {
-            [Some(block), Some(items)] => TileShape {
-                block: *block,
-                items: *items,
-                layout,
-                lookback,
-            },
-            [Some(block), Some(items), Some(lb)] => TileShape {
-                block: *block,
-                items: *items,
-                layout,
-                lookback: *lb,
-            },
+        let (block, items, lookback) = match parts.as_slice() {
+            [Some(b), Some(i)] => (*b, *i, lookback),
+            [Some(b), Some(i), Some(lb)] => (*b, *i, *lb),
             _ => {
                 return Err(Error::invalid(format!(
                     "MONOSCAN_TILE={v}: expected <threads>x<items>[x<lookback>]"
                 )))
             }
+        };
+        let shape = TileShape {
+            block,
+            items,
+            layout,
+            lookback,
+            staged: false,
         };
         return check(shape, size);
     }
@@ -152,6 +189,7 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
         items,
         layout,
         lookback,
+        staged: false,
     };
     while shape.smem_bytes(size) > SMEM_LIMIT && shape.items > 1 {
         shape.items /= 2;
@@ -160,6 +198,56 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
         shape.block /= 2;
     }
     check(shape, size)
+}
+
+/// The staged scan's shape (`staged == false` when elements of `size` bytes cannot be staged
+/// on `cc`). `MONOSCAN_STAGED=<threads>x<items>[x<lookback>]` overrides it (for tuning).
+fn staged_shape(size: usize, cc: u32, layout: StateLayout, lookback: u32) -> Result<TileShape> {
+    let (block, items, lookback) = if let Ok(v) = std::env::var("MONOSCAN_STAGED") {
+        let parts: Vec<Option<u32>> = v.split('x').map(|p| p.trim().parse().ok()).collect();
+        match parts.as_slice() {
+            [Some(b), Some(i)] => (*b, *i, lookback),
+            [Some(b), Some(i), Some(lb)] => (*b, *i, *lb),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "MONOSCAN_STAGED={v}: expected <threads>x<items>[x<lookback>]"
+                )))
+            }
+        }
+    } else {
+        // Measured on an H200 (docs/performance.md): residency is bounded by shared memory,
+        // so many blocks of 16 KiB tiles (128 threads, 13 blocks per SM) keep the most bytes in
+        // flight for elements up to 8 bytes; 16-byte elements do best with 32 KiB tiles of
+        // 256 threads. Larger tiles leave shared memory unused, more threads per tile hit the
+        // 2048-thread limit first.
+        match size {
+            0..=8 => (128, (128 / size.max(1)) as u32, lookback),
+            _ => (256, 8, lookback),
+        }
+    };
+    let shape = TileShape {
+        block,
+        items,
+        layout,
+        lookback,
+        staged: stageable(size, items, cc),
+    };
+    if shape.block == 0
+        || shape.block % 32 != 0
+        || shape.block > 1024
+        || !(1..=8).contains(&lookback)
+    {
+        return Err(Error::invalid(format!(
+            "staged shape {block}x{items}x{lookback}: threads must be a multiple of 32 up to 1024, look-back 1 to 8"
+        )));
+    }
+    if shape.staged_smem_bytes(size) > STAGED_SMEM_LIMIT {
+        return Err(Error::invalid(format!(
+            "staged shape {block}x{items} needs {} bytes of shared memory (limit {STAGED_SMEM_LIMIT})",
+            shape.staged_smem_bytes(size)
+        )));
+    }
+    Ok(shape)
 }
 
 fn check(shape: TileShape, size: usize) -> Result<TileShape> {

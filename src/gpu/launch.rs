@@ -278,19 +278,28 @@ pub struct SinglePass<T> {
     pub total: u64,
 }
 
-/// `scan_single_pass`, one block per tile.
+/// `scan_single_pass` (no dynamic shared memory) or `scan_staged` (`smem` bytes of tile
+/// buffer), one block per tile.
 pub fn single_pass<T: DeviceRepr>(
     s: &CudaStream,
     f: &CudaFunction,
     threads: u32,
+    smem: u32,
     a: &SinglePass<T>,
 ) -> Result<()> {
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    let cfg = LaunchConfig {
+        shared_mem_bytes: smem,
+        ..config(u64::from(a.tiles), threads)
+    };
     // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles, ms_state*
     // state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int exclusive,
     // ms_elem init, int has_init, ms_elem* total_out)`; in/out hold n elements, state (and
     // aggs/incls for the separate layout) one entry per tile, counter one zeroed word; the grid
-    // is exactly `tiles` blocks, so every tile number the counter hands out is in range.
+    // is exactly `tiles` blocks, so every tile number the counter hands out is in range. For
+    // scan_staged, `smem` bytes were allowed by the function attribute set when the module was
+    // loaded, and the caller checked that in and out are 16-byte aligned, as its cp.async
+    // copies and vector stores require.
     unsafe {
         s.launch_builder(f)
             .arg(&a.inp)
@@ -306,7 +315,7 @@ pub fn single_pass<T: DeviceRepr>(
             .arg(&a.init)
             .arg(&has)
             .arg(&a.total)
-            .launch(config(u64::from(a.tiles), threads))
+            .launch(cfg)
     }?;
     Ok(())
 }

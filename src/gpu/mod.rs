@@ -20,7 +20,7 @@ pub use scanner::{MappedScanner, Scanner};
 pub use timing::Timing;
 
 use crate::cache::KernelCache;
-use crate::codegen::KernelSpec;
+use crate::codegen::{KernelSet, KernelSpec};
 use crate::error::{Error, Result};
 use crate::jit::{self, Target};
 use crate::monoid::CudaOp;
@@ -210,6 +210,16 @@ impl Gpu {
         let mut functions = HashMap::new();
         for entry in spec.set.entries(op.input.is_some()) {
             let f = module.load_function(&compiled.rendered.entry(entry))?;
+            if let (KernelSet::SinglePass(shape), true) =
+                (spec.set, entry.starts_with("scan_staged"))
+            {
+                // The staged buffers are dynamic shared memory beyond the default 48 KiB.
+                let bytes = shape.staged_smem_bytes(op.elem_size);
+                f.set_attribute(
+                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    i32::try_from(bytes).unwrap_or(i32::MAX),
+                )?;
+            }
             functions.insert(entry, f);
         }
         let loaded = Arc::new(Loaded { functions, module });

@@ -306,9 +306,19 @@ impl<M: Monoid> Scanner<'_, M> {
                 &args,
             );
         }
+        let size = self.op.elem_size;
+        // The staged kernel (tiles copied into shared memory with cp.async) when the element
+        // size, the architecture and 16-byte aligned buffers allow; else the register kernel.
+        let staged = self.shape(Purpose::Staged)?;
+        let (shape, k, tiles, entry) = if staged.staged && inp % 16 == 0 && out % 16 == 0 {
+            let ks = self.kernels(KernelSet::SinglePass(staged))?;
+            (staged, ks, n.div_ceil(staged.tile()), "scan_staged")
+        } else {
+            (shape, k, tiles, "scan_single_pass")
+        };
         let tiles32 = u32::try_from(tiles)
             .map_err(|_| Error::invalid(format!("{n} elements need {tiles} tiles; the single-pass scan handles at most 2^32 - 1 (use Algorithm::Hierarchical)")))?;
-        let size = self.op.elem_size;
+        let smem = shape.staged_smem_bytes(size) as u32;
         let mut scratch = self.gpu.lock_scratch();
         let (aggs, incls) = if shape.layout == StateLayout::Separate {
             let mut carve = scratch.carve(stream, bytes_for(2 * tiles, size, 2))?;
@@ -338,8 +348,9 @@ impl<M: Monoid> Scanner<'_, M> {
         };
         launch::single_pass(
             stream,
-            k.function(self.entry0("scan_single_pass"))?,
+            k.function(self.entry0(entry))?,
             shape.block,
+            smem,
             &args,
         )
     }

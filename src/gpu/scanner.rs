@@ -48,7 +48,7 @@ pub struct Scanner<'a, M: Monoid> {
     /// Whether level-0 inputs go through the operator's input map (see [`MappedScanner`]).
     pub(crate) mapped: bool,
     loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
-    shapes: [OnceLock<TileShape>; 2],
+    shapes: [OnceLock<TileShape>; 3],
 }
 
 impl<'a, M: Monoid> Scanner<'a, M> {
@@ -61,7 +61,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             instrument: false,
             mapped: false,
             loaded: Mutex::new(Vec::new()),
-            shapes: [OnceLock::new(), OnceLock::new()],
+            shapes: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
         }
     }
 
@@ -92,6 +92,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             "tile_totals" => "tile_totals_mapped",
             "tile_scan" => "tile_scan_mapped",
             "scan_single_pass" => "scan_single_pass_mapped",
+            "scan_staged" => "scan_staged_mapped",
             other => other,
         }
     }
@@ -190,7 +191,12 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 KernelSet::TiledReduce(tiles),
             ],
             Algorithm::SinglePass | Algorithm::Auto => {
-                vec![KernelSet::SinglePass(sp), KernelSet::TiledReduce(tiles)]
+                let staged = self.shape(Purpose::Staged)?;
+                let mut sets = vec![KernelSet::SinglePass(sp), KernelSet::TiledReduce(tiles)];
+                if staged.staged {
+                    sets.push(KernelSet::SinglePass(staged));
+                }
+                sets
             }
         };
         for set in sets {
@@ -205,7 +211,16 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         if let Some(s) = slot.get() {
             return Ok(*s);
         }
-        let s = tile_shape(self.op.elem_size, self.gpu.info.cc, purpose)?;
+        let mut s = tile_shape(self.op.elem_size, self.gpu.info.cc, purpose)?;
+        // The staged scan maps in place: a fused map must keep the element size.
+        if self
+            .op
+            .input
+            .as_ref()
+            .is_some_and(|m| m.in_size != self.op.elem_size)
+        {
+            s.staged = false;
+        }
         Ok(*slot.get_or_init(|| s))
     }
 

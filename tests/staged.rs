@@ -1,0 +1,109 @@
+//! The staged single-pass scan (persistent blocks, tiles streamed into shared memory with
+//! cp.async) over several shapes, chosen through `MONOSCAN_STAGED`. This binary holds one test
+//! so that setting the variable races with nothing.
+
+mod common;
+
+use common::gpu::{gpu, Rng};
+use monoscan::codegen::{tile_shape, Purpose};
+use monoscan::cpu::seq;
+use monoscan::ops::{Affine, AffineMap, Sum};
+use monoscan::{Algorithm, ApproxEq, Gpu, Monoid, Tolerance};
+
+/// Inclusive and exclusive scans (with total) of `xs` on the GPU against the sequential
+/// reference, through a scanner created after the shape was chosen.
+fn check<M>(gpu: &Gpu, m: &M, xs: &[M::Elem], tol: Tolerance, what: &str)
+where
+    M: Monoid,
+    M::Elem: ApproxEq + std::fmt::Debug,
+{
+    let s = gpu.stream();
+    let scanner = gpu.scanner(m).algorithm(Algorithm::SinglePass);
+    let input = s.clone_htod(xs).unwrap();
+    let mut out = s.clone_htod(xs).unwrap();
+    let mut total = s.clone_htod(&[m.identity()]).unwrap();
+    scanner.inclusive(&input, &mut out).unwrap();
+    let got = s.clone_dtoh(&out).unwrap();
+    let want = seq::inclusive_scan(m, xs);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            g.approx_eq(w, tol),
+            "{what}: inclusive n={} differs at {i}: {g:?} vs {w:?}",
+            xs.len()
+        );
+    }
+    let init = xs.first().copied().unwrap_or_else(|| m.identity());
+    let (want, want_total) = seq::exclusive_scan_total(m, xs, init);
+    scanner
+        .exclusive_with_total(&input, &mut out, init, &mut total)
+        .unwrap();
+    let got = s.clone_dtoh(&out).unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            g.approx_eq(w, tol),
+            "{what}: exclusive n={} differs at {i}: {g:?} vs {w:?}",
+            xs.len()
+        );
+    }
+    let t = s.clone_dtoh(&total).unwrap()[0];
+    assert!(
+        t.approx_eq(&want_total, tol),
+        "{what}: total {t:?} vs {want_total:?}"
+    );
+}
+
+#[test]
+fn staged_shapes_agree_with_the_sequential_scan() {
+    let Some(gpu) = gpu() else { return };
+    if gpu.info().cc < 80 {
+        eprintln!("skipped: the staged scan needs sm_80 or newer");
+        return;
+    }
+    let mut rng = Rng::new(11);
+    let ints: Vec<i32> = (0..3_000_017)
+        .map(|_| rng.below(2001) as i32 - 1000)
+        .collect();
+    let bytes: Vec<u8> = (0..1_000_003).map(|_| rng.below(256) as u8).collect();
+    let maps: Vec<AffineMap<f64>> = (0..400_009)
+        .map(|_| AffineMap::new(0.5 + rng.unit() * 0.5, rng.unit() - 0.5))
+        .collect();
+    // threads x items: one warp to 1024 threads, 1 to 32 16-byte chunks per thread (integers,
+    // then 16-byte affine maps, within the shared memory limit).
+    let shapes = [
+        ("256x32", "128x16"),
+        ("128x16", "256x8"),
+        ("32x16", "32x4"),
+        ("1024x32", "512x1"),
+        ("64x128", "64x32"),
+    ];
+    for (ints_shape, maps_shape) in shapes {
+        std::env::set_var("MONOSCAN_STAGED", ints_shape);
+        for (size, what) in [(4, "sum i32"), (1, "sum u8")] {
+            let st = tile_shape(size, gpu.info().cc, Purpose::Staged).unwrap();
+            assert!(st.staged, "{ints_shape} should stage {what}: {st:?}");
+        }
+        let tile = tile_shape(4, gpu.info().cc, Purpose::Staged)
+            .unwrap()
+            .tile() as usize;
+        for n in [tile - 1, tile, tile + 1, 5 * tile + 3, ints.len()] {
+            let what = format!("{ints_shape} sum i32");
+            check(gpu, &Sum::<i32>::new(), &ints[..n], Tolerance::EXACT, &what);
+        }
+        let what = format!("{ints_shape} sum u8");
+        check(gpu, &Sum::<u8>::new(), &bytes, Tolerance::EXACT, &what);
+
+        std::env::set_var("MONOSCAN_STAGED", maps_shape);
+        let st = tile_shape(16, gpu.info().cc, Purpose::Staged).unwrap();
+        assert!(st.staged, "{maps_shape} should stage affine f64: {st:?}");
+        // Not commutative: a tile combined out of order gives a different map. Any grouping
+        // of n - 1 compositions errs by at most about (n - 1) eps sum(|a| + |b|).
+        let scale: f64 = maps.iter().map(|m| m.a.abs() + m.b.abs()).sum();
+        let tol = Tolerance {
+            rel: 0.0,
+            abs: 2.0 * (maps.len() as f64 + 2.0) * f64::EPSILON * (scale + 1.0),
+        };
+        let what = format!("{maps_shape} affine f64");
+        check(gpu, &Affine::<f64>::new(), &maps, tol, &what);
+    }
+    std::env::remove_var("MONOSCAN_STAGED");
+}
