@@ -28,6 +28,10 @@ pub struct BenchArgs {
     /// reduce-i32, compact-i32, alloc-u32).
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
+    /// Only these scan algorithms (comma-separated: kogge-stone, brent-kung, hierarchical,
+    /// single-pass); all four by default.
+    #[arg(long, value_delimiter = ',')]
+    pub algos: Vec<Algorithm>,
     /// Also write every measurement as CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -135,6 +139,9 @@ impl Ctx<'_> {
             let iv = input.slice(0..n);
             let mut ov = out.slice_mut(0..n);
             for algo in SCAN_ALGOS {
+                if !self.args.algos.is_empty() && !self.args.algos.contains(&algo) {
+                    continue;
+                }
                 let scanner = self.gpu.scanner(m).algorithm(algo);
                 scanner.prepare()?;
                 let t = self
