@@ -283,11 +283,9 @@ impl<M: Monoid> Scanner<'_, M> {
         let KernelSet::SinglePass(shape) = set else {
             unreachable!("single-pass set")
         };
-        let k = self.kernels(set)?;
         let stream = &self.gpu.stream;
         let identity = self.m.identity();
-        let tiles = n.div_ceil(shape.tile());
-        if tiles == 1 {
+        if n <= shape.tile() {
             let args = TileScan {
                 inp,
                 out,
@@ -300,7 +298,7 @@ impl<M: Monoid> Scanner<'_, M> {
             };
             return launch::tile_scan(
                 stream,
-                k.function(self.entry0("tile_scan"))?,
+                self.kernels(set)?.function(self.entry0("tile_scan"))?,
                 shape.block,
                 1,
                 &args,
@@ -309,13 +307,15 @@ impl<M: Monoid> Scanner<'_, M> {
         let size = self.op.elem_size;
         // The staged kernel (tiles copied into shared memory with cp.async) when the element
         // size, the architecture and 16-byte aligned buffers allow; else the register kernel.
+        // Only the module that runs is loaded.
         let staged = self.shape(Purpose::Staged)?;
-        let (shape, k, tiles, entry) = if staged.staged && inp % 16 == 0 && out % 16 == 0 {
-            let ks = self.kernels(KernelSet::SinglePass(staged))?;
-            (staged, ks, n.div_ceil(staged.tile()), "scan_staged")
+        let (shape, entry) = if staged.staged && inp % 16 == 0 && out % 16 == 0 {
+            (staged, "scan_staged")
         } else {
-            (shape, k, tiles, "scan_single_pass")
+            (shape, "scan_single_pass")
         };
+        let k = self.kernels(KernelSet::SinglePass(shape))?;
+        let tiles = n.div_ceil(shape.tile());
         let tiles32 = u32::try_from(tiles)
             .map_err(|_| Error::invalid(format!("{n} elements need {tiles} tiles; the single-pass scan handles at most 2^32 - 1 (use Algorithm::Hierarchical)")))?;
         let smem = shape.staged_smem_bytes(size) as u32;
