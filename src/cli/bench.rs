@@ -15,7 +15,7 @@ pub struct BenchArgs {
     /// Smallest size, as log2 of the element count.
     #[arg(long, default_value_t = 10)]
     pub min_log2: u32,
-    /// Largest size, as log2 (16-byte elements stop two below, at 2^26 by default).
+    /// Largest size, as log2 (16-byte elements stop at 2^26: 1 GiB buffers).
     #[arg(long, default_value_t = 28)]
     pub max_log2: u32,
     /// Step between sizes, in log2.
@@ -106,14 +106,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn sizes(&self, elem: usize) -> Vec<u32> {
-        let max = if elem >= 16 {
-            self.args.max_log2.saturating_sub(2)
-        } else {
-            self.args.max_log2
-        };
-        (self.args.min_log2..=max)
-            .step_by(self.args.step.max(1) as usize)
-            .collect()
+        log2_sizes(self.args, elem)
     }
 
     fn scan_case<M: Monoid>(
@@ -299,6 +292,22 @@ fn latency(gpu: &Gpu) -> Result<String, CliError> {
     ))
 }
 
+/// The log2 sizes swept for elements of `elem` bytes: `--min-log2..=--max-log2` by `--step`,
+/// with elements of 16 bytes or more capped at 1 GiB per buffer (2^26 for 16 bytes).
+fn log2_sizes(args: &BenchArgs, elem: usize) -> Vec<u32> {
+    let cap = if elem >= 16 {
+        30 - elem.next_power_of_two().trailing_zeros()
+    } else {
+        u32::MAX
+    };
+    let mut out: Vec<u32> = (args.min_log2..=args.max_log2)
+        .step_by(args.step.max(1) as usize)
+        .map(|l| l.min(cap))
+        .collect();
+    out.dedup();
+    out
+}
+
 fn wanted(args: &BenchArgs, case: &str) -> bool {
     args.cases.is_empty() || args.cases.iter().any(|c| c == case)
 }
@@ -329,16 +338,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     let gpu = Gpu::new(0)
         .map_err(|e| CliError::Runtime(format!("monoscan bench measures a GPU: {e}")))?;
     let info = gpu.info().clone();
-    let count = |elem: usize| {
-        let max = if elem >= 16 {
-            args.max_log2.saturating_sub(2)
-        } else {
-            args.max_log2
-        };
-        (args.min_log2..=max)
-            .step_by(args.step.max(1) as usize)
-            .count()
-    };
+    let count = |elem: usize| log2_sizes(args, elem).len();
     let mut total = 0;
     for (case, elem, steps) in [
         ("sum-i32", 4, 4),
@@ -468,4 +468,38 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Runtime(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{log2_sizes, BenchArgs};
+
+    fn args(min_log2: u32, max_log2: u32, step: u32) -> BenchArgs {
+        BenchArgs {
+            min_log2,
+            max_log2,
+            step,
+            reps: 1,
+            cases: Vec::new(),
+            algos: Vec::new(),
+            csv: None,
+            svg: None,
+        }
+    }
+
+    #[test]
+    fn wide_elements_stop_at_one_gibibyte() {
+        assert_eq!(
+            log2_sizes(&args(10, 28, 2), 4),
+            [10, 12, 14, 16, 18, 20, 22, 24, 26, 28]
+        );
+        assert_eq!(
+            log2_sizes(&args(10, 28, 2), 16),
+            [10, 12, 14, 16, 18, 20, 22, 24, 26]
+        );
+        assert_eq!(log2_sizes(&args(27, 27, 1), 8), [27]);
+        // One size asked for: a 16-byte case runs it (it used to run nothing at 2^26).
+        assert_eq!(log2_sizes(&args(26, 26, 1), 16), [26]);
+        assert_eq!(log2_sizes(&args(28, 28, 1), 16), [26]);
+    }
 }
