@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
     int per_sm = 0; CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, KNAME, THREADS, smem));
     { cudaFuncAttributes fa; CHECK(cudaFuncGetAttributes(&fa, KNAME)); printf("[%s] regs %d, local %zu B\n", VNAME, fa.numRegs, fa.localSizeBytes); }
     unsigned epoch = 0;
+#ifdef PERSIST  // a resident grid: PERSIST blocks per SM (0: as many as fit)
+    const unsigned grid = (PERSIST > 0 ? PERSIST : per_sm) * p.multiProcessorCount;
+#else
+    const unsigned grid = tiles;
+#endif
 #ifdef PROP
     cudaStream_t s2; CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     cudaEvent_t ev_fork, ev_join; CHECK(cudaEventCreateWithFlags(&ev_fork, cudaEventDisableTiming)); CHECK(cudaEventCreateWithFlags(&ev_join, cudaEventDisableTiming));
@@ -60,7 +65,7 @@ int main(int argc, char** argv) {
         ms_propagate<<<1, 32, PROP, s2>>>((ms_state*)state, tiles, epoch);
         CHECK(cudaEventRecord(ev_join, s2));
 #endif
-        KNAME<<<tiles, THREADS, smem>>>(in, out, n, tiles, (ms_state*)state, nullptr, nullptr, counter, epoch, 0, 0, 0, nullptr);
+        KNAME<<<grid, THREADS, smem>>>(in, out, n, tiles, (ms_state*)state, nullptr, nullptr, counter, epoch, 0, 0, 0, nullptr);
 #ifdef PROP
         CHECK(cudaStreamWaitEvent(0, ev_join, 0));
 #endif

@@ -6,16 +6,32 @@ set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
 cd "$out"
+if [[ ${1:-} == rescan ]]; then  # session 4: the rescan variants against the staged kernel
+  K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
+  for f in trace_*.cu; do
+    for inc in early_lookback bulk_copies propagator hybrid rescan; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  done
+  b() { local o=$1 f=$2 k=$3 sm=$4 v=$5; shift 5
+    nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS=128 "$@" harness.cu -o "$o" 2>/dev/null; }
+  b staged all_128_32.cu "$K" 16384 "staged 128x32" &
+  b rs2h all_128_32.cu ms_rescan2 32768 "rescan2 + L2 hints, resident grid" -DPERSIST=0 -DRS_HINT=1 &
+  b rs2h5 all_128_32.cu ms_rescan2 32768 "rescan2 + L2 hints, at most 5 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=5 &
+  b rs2h7 all_128_32.cu ms_rescan2 32768 "rescan2 + L2 hints, at most 7 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=7 &
+  b rs2h16_12 all_128_16.cu ms_rescan2 16384 "rescan2 + L2 hints, 128x16 tiles, at most 12 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=12 &
+  wait
+  for x in staged rs2h rs2h5 rs2h7 rs2h16_12; do timeout 60 "./$x" "${2:-28}" || echo "$x failed: $?"; done
+  exit 0
+fi
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 build() { local o=$1 k=$2 n=$3 v=$4 s=$5 t=$6; shift 6
   nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$k\"" -DKNAME="$n" -DVNAME="\"$v\"" -DSMEM_BYTES="$s" -DTHREADS="$t" "$@" harness.cu -o "$o"; }
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid rescan; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 build staged all_128_32.cu "$K" "staged 128x32" 16384 128 -DTRACE &
 build lb8 all_128_32_8.cu "$K" "staged 128x32, 8 predecessors per lane" 16384 128 -DTRACE &
