@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The lab experiments of docs/performance.md ("Where a staged tile's time goes"), Sum i32 2^28.
+# The lab experiments of docs/performance.md, Sum i32 (2^28 unless a size is given).
 # Here (needs target/release/monoscan):  bash benches/lab/run.sh gen
-# On the GPU machine (nvcc, sm_90):       bash benches/lab/run.sh
+# On the GPU machine (nvcc, sm_90):       bash benches/lab/run.sh [traces|rescan|pipeline] [log2 n]
+#   traces   (default) session 3: per-tile traces of the staged kernel and five variants
+#   rescan   session 4: tiles re-read from L2 instead of held (variants/rescan.inc)
+#   pipeline session 4: a resident grid with several tiles in flight per block (variants/pipeline.inc)
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
@@ -10,35 +13,43 @@ if [[ ${1:-} == gen ]]; then
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
+mode=${1:-traces}
+lg=${2:-28}
 cd "$out"
-if [[ ${1:-} == rescan ]]; then  # session 4: the rescan variants against the staged kernel
-  K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
-  for f in trace_*.cu; do
-    for inc in early_lookback bulk_copies propagator hybrid rescan; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
-  done
-  b() { local o=$1 f=$2 k=$3 sm=$4 v=$5; shift 5
-    nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS=128 "$@" harness.cu -o "$o" 2>/dev/null; }
-  b staged all_128_32.cu "$K" 16384 "staged 128x32" &
-  b rs2h all_128_32.cu ms_rescan2 32768 "rescan2 + L2 hints, resident grid" -DPERSIST=0 -DRS_HINT=1 &
-  b rs2h5 all_128_32.cu ms_rescan2 32768 "rescan2 + L2 hints, at most 5 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=5 &
-  b rs2h7 all_128_32.cu ms_rescan2 32768 "rescan2 + L2 hints, at most 7 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=7 &
-  b rs2h16_12 all_128_16.cu ms_rescan2 16384 "rescan2 + L2 hints, 128x16 tiles, at most 12 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=12 &
-  wait
-  for x in staged rs2h rs2h5 rs2h7 rs2h16_12; do timeout 60 "./$x" "${2:-28}" || echo "$x failed: $?"; done
-  exit 0
-fi
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
-build() { local o=$1 k=$2 n=$3 v=$4 s=$5 t=$6; shift 6
-  nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$k\"" -DKNAME="$n" -DVNAME="\"$v\"" -DSMEM_BYTES="$s" -DTHREADS="$t" "$@" harness.cu -o "$o"; }
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid rescan; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid rescan pipeline; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
-build staged all_128_32.cu "$K" "staged 128x32" 16384 128 -DTRACE &
-build lb8 all_128_32_8.cu "$K" "staged 128x32, 8 predecessors per lane" 16384 128 -DTRACE &
-build nolb all_128_32.cu "$K" "staged 128x32 without look-back (wrong results)" 16384 128 -DTRACE -DNOLB=1 &
-build early all_128_32.cu ms_v2 "early look-back warp" 16384 160 -DTRACE &
-build bulk all_128_32.cu ms_bulk "cp.async.bulk copies" 18432 128 -DTRACE &
-build prop all_128_32.cu "$K" "with propagator" 16384 128 -DTRACE -DPROP=232448 &
-build hybrid all_64_64.cu ms_hyb "hybrid 64 x (64 smem + 64 registers)" 16384 64 -DTRACE -DTILE_ELEMS=8192 &
+# build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
+build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
+  nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS="$t" "$@" harness.cu -o "$o" > "$o.log" 2>&1 \
+    || { echo "build of $o failed:"; grep -m 10 error "$o.log"; }; }
+case $mode in
+  traces)
+    build staged all_128_32.cu "$K" 16384 128 "staged 128x32" -DTRACE &
+    build lb8 all_128_32_8.cu "$K" 16384 128 "staged 128x32, 8 predecessors per lane" -DTRACE &
+    build nolb all_128_32.cu "$K" 16384 128 "staged 128x32 without look-back (wrong results)" -DTRACE -DNOLB=1 &
+    build early all_128_32.cu ms_v2 16384 160 "early look-back warp" -DTRACE &
+    build bulk all_128_32.cu ms_bulk 18432 128 "cp.async.bulk copies" -DTRACE &
+    build prop all_128_32.cu "$K" 16384 128 "with propagator" -DTRACE -DPROP=232448 &
+    build hybrid all_64_64.cu ms_hyb 16384 64 "hybrid 64 x (64 smem + 64 registers)" -DTRACE -DTILE_ELEMS=8192 &
+    runs="staged lb8 nolb early bulk prop hybrid" ;;
+  rescan)
+    build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
+    build rs1 all_128_32.cu ms_rescan 16384 128 "rescan lag 1, resident grid" -DPERSIST=0 &
+    build rs2h all_128_32.cu ms_rescan2 32768 128 "rescan2 + L2 hints, resident grid" -DPERSIST=0 -DRS_HINT=1 &
+    build rs2h5 all_128_32.cu ms_rescan2 32768 128 "rescan2 + L2 hints, at most 5 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=5 &
+    build rs2h16_12 all_128_16.cu ms_rescan2 16384 128 "rescan2 + L2 hints, 128x16 tiles, at most 12 blocks/SM by registers" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=12 &
+    runs="staged rs1 rs2h rs2h5 rs2h16_12" ;;
+  pipeline)
+    build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
+    build pl2 all_128_32.cu ms_pipeline 32768 128 "pipeline 128x32, 2 stages" -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=6 &
+    build pl3 all_128_32.cu ms_pipeline 49152 128 "pipeline 128x32, 3 stages" -DPERSIST=0 -DPL_STAGES=3 -DPL_MINB=4 &
+    build pl2_16 all_128_16.cu ms_pipeline 16384 128 "pipeline 128x16, 2 stages" -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=12 &
+    build pl3_16 all_128_16.cu ms_pipeline 24576 128 "pipeline 128x16, 3 stages" -DPERSIST=0 -DPL_STAGES=3 -DPL_MINB=9 &
+    build pl4_16 all_128_16.cu ms_pipeline 32768 128 "pipeline 128x16, 4 stages" -DPERSIST=0 -DPL_STAGES=4 -DPL_MINB=6 &
+    runs="staged pl2 pl3 pl2_16 pl3_16 pl4_16" ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline] [log2 n]"; exit 2 ;;
+esac
 wait
-for b in staged lb8 nolb early bulk prop hybrid; do timeout 60 "./$b" 28 || echo "$b failed: $?"; done
+for x in $runs; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
