@@ -26,9 +26,11 @@ def run(seed, N, TILE, G, S):
         for s in range(S):
             tiles.append(counter[0]); counter[0] += 1; yield True
         for s in range(S): ready.append(now[0] + rng.randrange(1, 200))
-        while now[0] < ready[0]: yield False
-        if tiles[0] < ntiles:
-            a = fold(tiles[0]); state[tiles[0]] = ('I' if tiles[0] == 0 else 'A', a); agg[0] = a
+        for s in range(S):
+            while now[0] < ready[s]: yield False
+            if tiles[s] < ntiles:
+                a = fold(tiles[s]); state[tiles[s]] = ('I' if tiles[s] == 0 else 'A', a); agg[s] = a
+            yield True
         k = 0
         while True:
             c, d = k % S, (k + 1) % S
@@ -39,7 +41,7 @@ def run(seed, N, TILE, G, S):
                 claim = counter[0]; counter[0] += 1
             yield True
             while now[0] < ready[d]: yield False
-            if tiles[d] < ntiles:
+            if k + 1 >= S and tiles[d] < ntiles:
                 a = fold(tiles[d]); state[tiles[d]] = ('I' if tiles[d] == 0 else 'A', a); agg[d] = a
             yield True
             prefix = I
