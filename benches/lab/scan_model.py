@@ -105,12 +105,13 @@ class Sim:
         p = self.p
         def landed(tl):
             self.at(tl + p["lat"] + self.rng.expovariate(1.0 / p["jit"]), then)
-        self.dram.submit(t, p["tile_bytes"], landed)
+        # Submitted as an event: callers run ahead of the clock (t includes their own delays).
+        self.at(t, lambda tt: self.dram.submit(tt, p["tile_bytes"], landed))
 
     def write(self, t):
         def stored(tl):
             self.end = max(self.end, tl)
-        self.dram.submit(t, self.p["tile_bytes"], stored)
+        self.at(t, lambda tt: self.dram.submit(tt, self.p["tile_bytes"], stored))
 
     def publish_agg(self, t, i):
         self.agg_at[i] = t
@@ -201,9 +202,10 @@ class Sim:
                 then(t)
                 return
             st["folded"].add(tile)
-            t += p["fold"]
-            (self.publish_incl if tile == 0 else self.publish_agg)(t, tile)
-            then(t)
+            def publish(tt):
+                (self.publish_incl if tile == 0 else self.publish_agg)(tt, tile)
+                then(tt)
+            self.at(t + p["fold"], publish)
         def iteration(t):
             k = st["k"]
             cur = st["tiles"][k]
@@ -313,6 +315,7 @@ def fraction(p, kind, seed=1):
         for b in range(p["sms"] * p["slots"]):
             s.at(0.0, block, b)
     t = s.run()
+    assert p.get("nolb") or all(x < math.inf for x in s.incl_at), "a tile never learnt its prefix"
     copy = 2 * p["tiles"] * p["tile_bytes"] / p["bw"]
     return copy / t
 
