@@ -4,12 +4,13 @@
 # On the GPU machine (nvcc, sm_90):       bash benches/lab/run.sh [traces|rescan|pipeline] [log2 n]
 #   traces   (default) session 3: per-tile traces of the staged kernel and five variants
 #   rescan   session 4: tiles re-read from L2 instead of held (variants/rescan.inc)
-#   pipeline session 4: a resident grid with several tiles in flight per block (variants/pipeline.inc)
+#   pipeline session 4: resident grids with several tiles in flight per block (variants/pipeline.inc,
+#            and the warp-specialised variants/split.inc)
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -18,7 +19,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid rescan pipeline; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid rescan pipeline split; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -43,12 +44,17 @@ case $mode in
     runs="staged rs1 rs2h rs2h5 rs2h16_12" ;;
   pipeline)
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
+    build st64 all_64_32.cu "$K" 8192 64 "staged 64x32 (8 KiB tiles)" &
     build pl2 all_128_32.cu ms_pipeline 32768 128 "pipeline 128x32, 2 stages" -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=6 &
     build pl3 all_128_32.cu ms_pipeline 49152 128 "pipeline 128x32, 3 stages" -DPERSIST=0 -DPL_STAGES=3 -DPL_MINB=4 &
     build pl2_16 all_128_16.cu ms_pipeline 16384 128 "pipeline 128x16, 2 stages" -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=12 &
     build pl3_16 all_128_16.cu ms_pipeline 24576 128 "pipeline 128x16, 3 stages" -DPERSIST=0 -DPL_STAGES=3 -DPL_MINB=9 &
     build pl4_16 all_128_16.cu ms_pipeline 32768 128 "pipeline 128x16, 4 stages" -DPERSIST=0 -DPL_STAGES=4 -DPL_MINB=6 &
-    runs="staged pl2 pl3 pl2_16 pl3_16 pl4_16" ;;
+    build sp2 all_128_32.cu ms_split 32768 160 "split 128x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=6 &
+    build sp2_16 all_128_16.cu ms_split 16384 160 "split 128x16, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
+    build sp3_16 all_128_16.cu ms_split 24576 160 "split 128x16, 3 stages" -DPERSIST=0 -DSP_STAGES=3 -DSP_MINB=9 &
+    build sp2_64 all_64_32.cu ms_split 16384 96 "split 64x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=13 &
+    runs="staged st64 pl2 pl3 pl2_16 pl3_16 pl4_16 sp2 sp2_16 sp3_16 sp2_64" ;;
   *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline] [log2 n]"; exit 2 ;;
 esac
 wait
