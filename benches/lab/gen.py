@@ -2,8 +2,9 @@
 """Emits instrumented staged-scan kernels (Sum i32) for the lab harness (benches/lab/harness.cu).
 
 Usage, from the project's root, after `cargo build --release`:
-    python3 benches/lab/gen.py OUTDIR 128x32 [128x32x8 ...]
-For each staged shape (threads x items [x look-back]) it writes OUTDIR/trace_<shape>.cu: the
+    python3 benches/lab/gen.py OUTDIR 128x32 [128x32x8 ... matmod:128x8 ...]
+For each staged shape (threads x items [x look-back]; prefixed `matmod:` for the 2x2 matrix
+product mod 1e9+7 instead of Sum i32) it writes OUTDIR/trace_<tag>.cu: the
 kernel monoscan generates, patched to record per-tile clock64() stamps (claim, tile staged,
 aggregate, prefix known, end) and look-back windows/spins into a device array `g_trace`
 (16 words per tile; see harness.cu). -DNOLB=1 skips the look-back (wrong results; the
@@ -65,16 +66,18 @@ __device__ __forceinline__ ms_u64 ms_gt() { ms_u64 t; asm volatile("mov.u64 %0, 
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
-    for shape in sys.argv[2:]:
+    for spec in sys.argv[2:]:
+        op, shape = spec.split(':') if ':' in spec else ('sum', spec)
+        op_args, size = (['--op', 'matmod'], 16) if op == 'matmod' else (['--op', 'sum', '--dtype', 'i32'], 4)
         b, it = shape.split('x')[:2]
         env = dict(os.environ, MONOSCAN_STAGED=shape)
-        src = subprocess.run(['target/release/monoscan', 'emit', '--op', 'sum', '--dtype', 'i32', '--algo', 'staged'],
+        src = subprocess.run(['target/release/monoscan', 'emit', *op_args, '--algo', 'staged'],
                              env=env, capture_output=True, text=True, check=True).stdout
-        name = re.search(r'(ms_sum_i32_[0-9a-f]+)_scan_staged', src).group(1) + '_scan_staged'
-        tag = shape.replace('x', '_')
+        name = re.search(r'(ms_[0-9a-z_]+)_scan_staged\(', src).group(1) + '_scan_staged'
+        tag = (op + '_' if op != 'sum' else '') + shape.replace('x', '_')
         with open(os.path.join(outdir, f'trace_{tag}.cu'), 'w') as f:
             f.write(instrument(src))
-        print(f'{tag} {name} {b} {int(b) * int(it) * 4}')
+        print(f'{tag} {name} {b} {int(b) * int(it) * size}')
 
 
 if __name__ == '__main__':

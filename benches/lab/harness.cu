@@ -1,6 +1,7 @@
 // Lab harness (run by hand on a GPU machine; see run.sh): times one single-pass scan kernel
-// variant for Sum i32 against a device-to-device copy of the same bytes in the same run,
-// checks every output element, and with -DTRACE prints per-tile phase statistics from the
+// variant for Sum i32 (or, with -DMATMOD, the non-commutative 2x2 matrix product mod 1e9+7 of
+// `monoscan emit --op matmod`) against a device-to-device copy of the same bytes in the same
+// run, checks every output element, and with -DTRACE prints per-tile phase statistics from the
 // instrumented kernels gen.py writes (microseconds after the tile was claimed). Build flags:
 //   KFILE (kernel source to include), KNAME (entry), VNAME (label), SMEM_BYTES (dynamic shared
 //   memory per block; larger values lower the blocks per SM), THREADS (per block),
@@ -14,10 +15,38 @@
 #include KFILE
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s line %d\n", #x, cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
 
-__global__ void init_in(int* x, size_t n) {
+#ifdef MATMOD
+static const unsigned long long LAB_P = 1000000007ull;
+__global__ void init_in(ms_elem* x, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        for (int k = 0; k < 4; ++k) x[i].m[k] = (unsigned)((((i * 4 + k) * 2654435761ull) >> 7) % LAB_P);
+}
+// The host's sequential scan, element by element: returns the number of mismatches.
+static size_t check(const std::vector<ms_elem>& h, const std::vector<ms_elem>& r) {
+    unsigned long long a[4] = {1, 0, 0, 1};
+    size_t bad = 0;
+    for (size_t i = 0; i < h.size(); ++i) {
+        unsigned long long b[4], c[4];
+        for (int k = 0; k < 4; ++k) b[k] = h[i].m[k];
+        for (int u = 0; u < 2; ++u)
+            for (int v = 0; v < 2; ++v) c[2 * u + v] = (a[2 * u] * b[v] + a[2 * u + 1] * b[2 + v]) % LAB_P;
+        bool same = true;
+        for (int k = 0; k < 4; ++k) { a[k] = c[k]; same = same && r[i].m[k] == (unsigned)c[k]; }
+        if (!same) { if (bad < 3) printf("mismatch at %zu\n", i); ++bad; }
+    }
+    return bad;
+}
+#else
+__global__ void init_in(ms_elem* x, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] = (int)((i * 2654435761ull) >> 13) % 1000 - 500;
 }
+static size_t check(const std::vector<ms_elem>& h, const std::vector<ms_elem>& r) {
+    unsigned acc = 0; size_t bad = 0;
+    for (size_t i = 0; i < h.size(); ++i) { acc += (unsigned)h[i]; if ((int)acc != r[i]) { if (bad < 3) printf("mismatch at %zu: %d vs %d\n", i, r[i], (int)acc); ++bad; } }
+    return bad;
+}
+#endif
 template <typename F> float median_ms(F f, int reps = 30) {
     cudaEvent_t a, b; CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b));
     for (int i = 0; i < 5; ++i) f();
@@ -37,9 +66,11 @@ int main(int argc, char** argv) {
 #endif
     const int TILE = TILE_ELEMS;
     unsigned tiles = (unsigned)((n + TILE - 1) / TILE);
-    int *in, *out; unsigned long long* state; unsigned* counter;
-    CHECK(cudaMalloc(&in, n * 4)); CHECK(cudaMalloc(&out, n * 4));
-    CHECK(cudaMalloc(&state, (size_t)tiles * 16 + 4096)); CHECK(cudaMemset(state, 0, (size_t)tiles * 16 + 4096));
+    const size_t E = sizeof(ms_elem);
+    ms_elem *in, *out; unsigned long long* state; unsigned* counter;
+    CHECK(cudaMalloc(&in, n * E)); CHECK(cudaMalloc(&out, n * E));
+    // Status words: up to 64 bytes per tile (the paired layout of 32-byte elements).
+    CHECK(cudaMalloc(&state, (size_t)tiles * 64 + 4096)); CHECK(cudaMemset(state, 0, (size_t)tiles * 64 + 4096));
     CHECK(cudaMalloc(&counter, 4));
     init_in<<<1024, 256>>>(in, n);
     int smem = SMEM_BYTES;
@@ -65,22 +96,21 @@ int main(int argc, char** argv) {
         ms_propagate<<<1, 32, PROP, s2>>>((ms_state*)state, tiles, epoch);
         CHECK(cudaEventRecord(ev_join, s2));
 #endif
-        KNAME<<<grid, THREADS, smem>>>(in, out, n, tiles, (ms_state*)state, nullptr, nullptr, counter, epoch, 0, 0, 0, nullptr);
+        KNAME<<<grid, THREADS, smem>>>(in, out, n, tiles, (ms_state*)state, nullptr, nullptr, counter, epoch, 0, ms_elem{}, 0, nullptr);
 #ifdef PROP
         CHECK(cudaStreamWaitEvent(0, ev_join, 0));
 #endif
     };
-    float c = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, n * 4, cudaMemcpyDeviceToDevice)); });
+    float c = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, n * E, cudaMemcpyDeviceToDevice)); });
     float t = median_ms(launch);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
-    std::vector<int> h(n), r(n);
-    CHECK(cudaMemcpy(h.data(), in, n * 4, cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(r.data(), out, n * 4, cudaMemcpyDeviceToHost));
-    unsigned acc = 0; size_t bad = 0;
-    for (size_t i = 0; i < n; ++i) { acc += (unsigned)h[i]; if ((int)acc != r[i]) { if (bad < 3) printf("mismatch at %zu: %d vs %d\n", i, r[i], (int)acc); ++bad; } }
+    std::vector<ms_elem> h(n), r(n);
+    CHECK(cudaMemcpy(h.data(), in, n * E, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(r.data(), out, n * E, cudaMemcpyDeviceToHost));
+    const size_t bad = check(h, r);
     printf("%s | %s 2^%d | block %d x items %d, smem %d B, %d blocks/SM | scan %.4f ms, copy %.4f ms (%.0f GB/s), fraction %.3f | %s\n",
-           VNAME, p.name, lg, MS_BLOCK, MS_ITEMS, smem, per_sm, t, c, 2.0 * n * 4 / c / 1e6, c / t, bad ? "WRONG" : "ok");
+           VNAME, p.name, lg, MS_BLOCK, MS_ITEMS, smem, per_sm, t, c, 2.0 * n * E / c / 1e6, c / t, bad ? "WRONG" : "ok");
 #ifdef TRACE
     unsigned long long* tr; CHECK(cudaMalloc(&tr, (size_t)tiles * 128)); CHECK(cudaMemset(tr, 0, (size_t)tiles * 128));
     CHECK(cudaMemcpyToSymbol(g_trace, &tr, sizeof(tr)));

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32 matmod:128x8 matmod:64x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -54,8 +54,17 @@ case $mode in
     build sp2_16 all_128_16.cu ms_split 16384 160 "split 128x16, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
     build sp3_16 all_128_16.cu ms_split 24576 160 "split 128x16, 3 stages" -DPERSIST=0 -DSP_STAGES=3 -DSP_MINB=9 &
     build sp2_64 all_64_32.cu ms_split 16384 96 "split 64x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=13 &
-    runs="staged st64 pl2 pl3 pl2_16 pl3_16 pl4_16 sp2 sp2_16 sp3_16 sp2_64" ;;
+    # The non-commutative 2x2 matrix product mod p (16-byte elements, exact): checks the
+    # variants' ordering, and times them where the Affine target lives (2^26 elements).
+    Km=$(awk '$1 == "matmod_128_8" { print $2 }' "$out.shapes")
+    build mm_staged all_matmod_128_8.cu "$Km" 16384 128 "matmod staged 128x8" -DMATMOD &
+    build mm_st64 all_matmod_64_8.cu "$Km" 8192 64 "matmod staged 64x8 (8 KiB tiles)" -DMATMOD &
+    build mm_pl2 all_matmod_128_8.cu ms_pipeline 32768 128 "matmod pipeline 128x8, 2 stages" -DMATMOD -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=6 &
+    build mm_sp2 all_matmod_128_8.cu ms_split 32768 160 "matmod split 128x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=6 &
+    build mm_sp2_64 all_matmod_64_8.cu ms_split 16384 96 "matmod split 64x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
+    runs="staged st64 pl2 pl3 pl2_16 pl3_16 pl4_16 sp2 sp2_16 sp3_16 sp2_64 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64" ;;
   *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline] [log2 n]"; exit 2 ;;
 esac
 wait
-for x in $runs; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+# 16-byte elements run at a quarter of the count (the same bytes).
+for x in $runs; do size=$lg; [[ $x == mm_* ]] && size=$((lg - 2)); timeout 60 "./$x" "$size" || echo "$x failed: $?"; done
