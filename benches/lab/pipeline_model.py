@@ -106,6 +106,7 @@ def run(seed, N, TILE, G, S, design):
                 issued += 1; finished += 1
         def lookback_warp():
             q = 0
+            floor, floor_incl = -1, None   # incremental: the block's previous tile and its prefix
             while True:
                 while not (ctl['folded'] > q or ctl['end'] <= q): yield False
                 if ctl['folded'] <= q: return
@@ -114,6 +115,8 @@ def run(seed, N, TILE, G, S, design):
                 if t > 0:
                     j, acc = t - 1, I
                     while True:
+                        if j == floor:
+                            acc = mul(floor_incl, acc); break
                         if j not in state: yield False; continue
                         kind, v = state[j]
                         acc = mul(v, acc)
@@ -121,6 +124,7 @@ def run(seed, N, TILE, G, S, design):
                         j -= 1
                     prefix = acc
                     state[t] = ('I', mul(prefix, a))
+                floor, floor_incl = t, mul(prefix, a)
                 ctl['prefix'][st] = prefix; ctl['prefixed'] = q + 1; q += 1
                 yield True
         return [workers(), lookback_warp()]
@@ -146,9 +150,9 @@ def run(seed, N, TILE, G, S, design):
         acc = mul(acc, x)
         assert out[i] == acc, (seed, i)
     return ntiles
-for design, smin in (('pipeline', 2), ('split', 1)):
+for design, smin, smax in (('pipeline', 2, 5), ('split', 1, 13)):
     tot = 0
     for seed in range(int(sys.argv[1]) if len(sys.argv) > 1 else 300):
         r = random.Random(seed)
-        tot += run(seed, N=r.randrange(1, 60), TILE=r.randrange(1, 5), G=r.randrange(1, 12), S=r.randrange(smin, 5), design=design)
+        tot += run(seed, N=r.randrange(1, 60), TILE=r.randrange(1, 5), G=r.randrange(1, 12), S=r.randrange(smin, smax), design=design)
     print(design, "ok", tot, "tiles")

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32 matmod:128x8 matmod:64x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -48,12 +48,16 @@ case $mode in
     build pl2 all_128_32.cu ms_pipeline 32768 128 "pipeline 128x32, 2 stages" -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=6 &
     build pl3 all_128_32.cu ms_pipeline 49152 128 "pipeline 128x32, 3 stages" -DPERSIST=0 -DPL_STAGES=3 -DPL_MINB=4 &
     build pl2_16 all_128_16.cu ms_pipeline 16384 128 "pipeline 128x16, 2 stages" -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=12 &
-    build pl3_16 all_128_16.cu ms_pipeline 24576 128 "pipeline 128x16, 3 stages" -DPERSIST=0 -DPL_STAGES=3 -DPL_MINB=9 &
-    build pl4_16 all_128_16.cu ms_pipeline 32768 128 "pipeline 128x16, 4 stages" -DPERSIST=0 -DPL_STAGES=4 -DPL_MINB=6 &
     build sp2 all_128_32.cu ms_split 32768 160 "split 128x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=6 &
     build sp2_16 all_128_16.cu ms_split 16384 160 "split 128x16, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
     build sp3_16 all_128_16.cu ms_split 24576 160 "split 128x16, 3 stages" -DPERSIST=0 -DSP_STAGES=3 -DSP_MINB=9 &
     build sp2_64 all_64_32.cu ms_split 16384 96 "split 64x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=13 &
+    # Deep pipelines, few large blocks per SM (as CUB's Blackwell scan does): 512 workers and
+    # 12 stages of 16 KiB (one block per SM), 256 workers and 12 stages of 8 KiB (two).
+    # The incremental look-back walks about one tile per block: 8 per lane covers it at once.
+    build sp12_512 all_512_8.cu ms_split 196608 544 "split 512x8, 12 stages" -DPERSIST=0 -DSP_STAGES=12 -DSP_MINB=1 &
+    build sp12_512_8 all_512_8_8.cu ms_split 196608 544 "split 512x8, 12 stages, look-back 8 per lane" -DPERSIST=0 -DSP_STAGES=12 -DSP_MINB=1 &
+    build sp12_256_8 all_256_8_8.cu ms_split 98304 288 "split 256x8, 12 stages, look-back 8 per lane" -DPERSIST=0 -DSP_STAGES=12 -DSP_MINB=2 &
     # The non-commutative 2x2 matrix product mod p (16-byte elements, exact): checks the
     # variants' ordering, and times them where the Affine target lives (2^26 elements).
     Km=$(awk '$1 == "matmod_128_8" { print $2 }' "$out.shapes")
@@ -62,7 +66,7 @@ case $mode in
     build mm_pl2 all_matmod_128_8.cu ms_pipeline 32768 128 "matmod pipeline 128x8, 2 stages" -DMATMOD -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=6 &
     build mm_sp2 all_matmod_128_8.cu ms_split 32768 160 "matmod split 128x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=6 &
     build mm_sp2_64 all_matmod_64_8.cu ms_split 16384 96 "matmod split 64x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
-    runs="staged st64 pl2 pl3 pl2_16 pl3_16 pl4_16 sp2 sp2_16 sp3_16 sp2_64 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64" ;;
+    runs="staged st64 pl2 pl3 pl2_16 sp2 sp2_16 sp3_16 sp2_64 sp12_512 sp12_512_8 sp12_256_8 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64" ;;
   *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline] [log2 n]"; exit 2 ;;
 esac
 wait
