@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -65,8 +65,9 @@ case $mode in
     build mm_st64 all_matmod_64_8.cu "$Km" 8192 64 "matmod staged 64x8 (8 KiB tiles)" -DMATMOD &
     build mm_pl2 all_matmod_128_8.cu ms_pipeline 32768 128 "matmod pipeline 128x8, 2 stages" -DMATMOD -DPERSIST=0 -DPL_STAGES=2 -DPL_MINB=6 &
     build mm_sp2 all_matmod_128_8.cu ms_split 32768 160 "matmod split 128x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=6 &
+    build mm_sp12 all_matmod_256_4_8.cu ms_split 196608 288 "matmod split 256x4, 12 stages, look-back 8 per lane" -DMATMOD -DPERSIST=0 -DSP_STAGES=12 -DSP_MINB=1 &
     build mm_sp2_64 all_matmod_64_8.cu ms_split 16384 96 "matmod split 64x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
-    runs="staged st64 pl2 pl3 pl2_16 sp2 sp2_16 sp3_16 sp2_64 sp12_512 sp12_512_8 sp12_256_8 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64" ;;
+    runs="staged st64 pl2 pl3 pl2_16 sp2 sp2_16 sp3_16 sp2_64 sp12_512 sp12_512_8 sp12_256_8 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64 mm_sp12" ;;
   *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline] [log2 n]"; exit 2 ;;
 esac
 wait
