@@ -124,17 +124,20 @@ class Sim:
         for w in self.waiters.pop(i, []):
             self.at(t + self.p["poll"], w)
 
-    def lookback(self, t, i, then):
-        """Windows of 32 predecessors, each read once all of them have published."""
+    def lookback(self, t, i, then, floor=-1):
+        """Windows of `win` predecessors (32 lanes x look-back per lane), each read once all of
+        them have published. `floor`: a tile whose inclusive prefix the caller already holds
+        (the incremental look-back of the split kernel)."""
         p = self.p
+        win = p.get("win", 32)
         def window(t, end):
-            lo = max(0, end - 32)
+            lo = max(0, end - win, floor)
             for j in range(end - 1, lo - 1, -1):
-                if self.agg_at[j] > t:
+                if j != floor and self.agg_at[j] > t:
                     self.waiters.setdefault(j, []).append(lambda tt: window(tt, end))
                     return
             t2 = t + p["step"]
-            if lo == 0 or any(self.incl_at[j] <= t for j in range(lo, end)):
+            if lo == 0 or lo == floor or any(self.incl_at[j] <= t for j in range(lo, end)):
                 then(t2)
             else:
                 self.at(t2, window, lo)
@@ -241,55 +244,61 @@ class Sim:
             when_landed(t, tile, lambda tt: fold_pub(tt, tile, lambda t3: prologue(t3, s_i + 1)))
         prologue(t, 0)
 
-    # -- a warp-specialised pipelined block: loader, folder and finisher run concurrently
+    # -- the warp-specialised block (variants/split.inc): a look-back warp beside workers that
+    #    fold and finish (scan, store, refill) tiles, one action at a time, finishing first
     def split_block(self, t0, blk):
         p = self.p
         S = p["stages"]
-        st = {"queue": [], "fold_i": 0, "fin_i": 0, "landed": {}, "folded": {},
-              "folder_busy": False, "fin_busy": False}
+        st = {"queue": [], "landed": {}, "folded": 0, "prefixed": 0, "finished": 0,
+              "busy": False, "lb_busy": False, "floor": -1}
         def claim_and_load(t):
             if self.counter >= self.tiles:
                 return
             tile = self.counter
             self.counter += 1
             st["queue"].append(tile)
-            t += p["claim"]
             def land(tl):
                 st["landed"][tile] = tl
-                folder(tl)
-            self.read(t, land)
-        def folder(t):
-            if st["folder_busy"] or st["fold_i"] >= len(st["queue"]):
+                workers(tl)
+            self.read(t + p["claim"], land)
+        def workers(t):
+            if st["busy"]:
                 return
-            tile = st["queue"][st["fold_i"]]
-            if tile not in st["landed"]:
+            q = st["queue"]
+            if st["finished"] < st["prefixed"]:
+                st["busy"] = True
+                def finished(t):
+                    self.write(t)
+                    st["finished"] += 1
+                    st["busy"] = False
+                    claim_and_load(t)   # the stage is free
+                    workers(t)
+                self.at(t + p["scan"], finished)
+            elif st["folded"] < len(q) and q[st["folded"]] in st["landed"]:
+                tile = q[st["folded"]]
+                st["busy"] = True
+                def folded(t):
+                    (self.publish_incl if tile == 0 else self.publish_agg)(t, tile)
+                    st["folded"] += 1
+                    st["busy"] = False
+                    lookback_warp(t)
+                    workers(t)
+                self.at(t + p["fold"], folded)
+        def lookback_warp(t):
+            if st["lb_busy"] or st["prefixed"] >= st["folded"]:
                 return
-            st["folder_busy"] = True
-            def done(t):
-                (self.publish_incl if tile == 0 else self.publish_agg)(t, tile)
-                st["folded"][tile] = t
-                st["fold_i"] += 1
-                st["folder_busy"] = False
-                folder(t)
-                finisher(t)
-            self.at(max(t, st["landed"][tile]) + p["fold"], done)
-        def finisher(t):
-            if st["fin_busy"] or st["fin_i"] >= len(st["queue"]):
-                return
-            tile = st["queue"][st["fin_i"]]
-            if tile not in st["folded"]:
-                return
-            st["fin_busy"] = True
+            tile = st["queue"][st["prefixed"]]
+            st["lb_busy"] = True
             def prefixed(t):
                 if tile > 0:
                     self.publish_incl(t, tile)
-                t += p["scan"]
-                self.write(t)
-                st["fin_i"] += 1
-                st["fin_busy"] = False
-                claim_and_load(t)   # the stage is free
-                finisher(t)
-            self.lookback(t, tile, prefixed)
+                if p.get("incremental"):
+                    st["floor"] = tile
+                st["prefixed"] += 1
+                st["lb_busy"] = False
+                lookback_warp(t)
+                workers(t)
+            self.lookback(t, tile, prefixed, st["floor"])
         for _ in range(S):
             claim_and_load(t0)
 
