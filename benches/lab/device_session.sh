@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep]   (default: all four)
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency]
+# (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
 # Full logs go to $OUT; a summary is printed last. All four take about 6-8 minutes: split
@@ -37,6 +38,18 @@ for part in $parts; do
         done; }
       { sweep sum-i32 28 64x32 32x64; sweep affine-f64 26 64x8 32x16; sweep segsum-f32 27 64x16 32x32; } > "$out/sweep.log" 2>&1
       echo "== 8 KiB staged tiles"; cat "$out/sweep.log" ;;
-    *) echo "unknown part $part (tests, bench, lab, sweep)" ;;
+    latency)
+      # After benches/lab/pending/one_tile.patch: the 2^10 latency line with the small one-tile
+      # shape (default) and with the single-pass tile it replaces (256x32), alternating.
+      for round in 1 2 3; do
+        for shape in default 256x32; do
+          echo "-- round $round, one-tile shape $shape"
+          ( if [[ $shape != default ]]; then export MONOSCAN_ONE_TILE=$shape; fi
+            timeout 60 .device-stage/run example monoscan bench --cases sum-i32 --min-log2 10 \
+              --max-log2 10 --algos single-pass 2>&1 | grep -E "latency|error" )
+        done
+      done > "$out/latency.log" 2>&1
+      echo "== 2^10 latency A/B"; cat "$out/latency.log" ;;
+    *) echo "unknown part $part (tests, bench, lab, sweep, latency)" ;;
   esac
 done
