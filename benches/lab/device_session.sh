@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency]
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu]
 # (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
@@ -25,6 +25,9 @@ for part in $parts; do
     lab)
       LAB_OUT="$PWD/.device-stage/lab" timeout 300 bash benches/lab/run.sh "${LAB_MODE:-pipeline}" > "$out/lab.log" 2>&1
       echo "== lab (rc $?)"; grep -E "fraction|failed|WRONG" "$out/lab.log" ;;
+    ncu)
+      LAB_OUT="$PWD/.device-stage/lab" timeout 400 bash benches/lab/run.sh ncu 26 > "$out/ncu.log" 2>&1
+      echo "== ncu (rc $?)"; cat "$out/ncu.log" ;;
     sweep)
       # Staged tiles of 8 KiB (never measured; benches/lab/scan_model.py predicts a gain from
       # the finer shared-memory granularity, ~25 blocks per SM) beside the defaults; each run
@@ -50,6 +53,6 @@ for part in $parts; do
         done
       done > "$out/latency.log" 2>&1
       echo "== 2^10 latency A/B"; cat "$out/latency.log" ;;
-    *) echo "unknown part $part (tests, bench, lab, sweep, latency)" ;;
+    *) echo "unknown part $part (tests, bench, lab, sweep, latency, ncu)" ;;
   esac
 done

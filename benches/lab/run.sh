@@ -6,6 +6,8 @@
 #   rescan   session 4: tiles re-read from L2 instead of held (variants/rescan.inc)
 #   pipeline session 4: resident grids with several tiles in flight per block (variants/pipeline.inc,
 #            and the warp-specialised variants/split.inc)
+#   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
+#            split kernels
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
@@ -68,7 +70,22 @@ case $mode in
     build mm_sp12 all_matmod_256_4_8.cu ms_split 196608 288 "matmod split 256x4, 12 stages, look-back 8 per lane" -DMATMOD -DPERSIST=0 -DSP_STAGES=12 -DSP_MINB=1 &
     build mm_sp2_64 all_matmod_64_8.cu ms_split 16384 96 "matmod split 64x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
     runs="staged st64 pl2 pl3 pl2_16 sp2 sp2_16 sp3_16 sp2_64 sp12_512 sp12_512_8 sp12_256_8 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64 mm_sp12" ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline] [log2 n]"; exit 2 ;;
+  ncu)
+    # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
+    # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
+    build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
+    build rs2h5 all_128_32.cu ms_rescan2 32768 128 "rescan2 + L2 hints, 5 blocks/SM" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=5 &
+    build sp2_64 all_64_32.cu ms_split 16384 96 "split 64x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=13 &
+    wait
+    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    for x in staged rs2h5 sp2_64; do
+      echo "-- $x"
+      timeout 120 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
+        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
+    done
+    exit 0 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
