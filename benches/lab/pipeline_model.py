@@ -22,6 +22,23 @@ def run(seed, N, TILE, G, S, design):
         acc = I
         for x in tile_elems(t): acc = mul(acc, x)
         return acc
+    def lookback(t, floor=-1, floor_incl=None):
+        # Tile t's exclusive prefix: its predecessors back to the nearest inclusive prefix, or
+        # to `floor`, a tile whose inclusive prefix the caller holds; waits (yield False) for
+        # any predecessor not yet published.
+        j, acc = t - 1, I
+        while j >= 0:
+            if j == floor:
+                return mul(floor_incl, acc)
+            if j not in state:
+                yield False
+                continue
+            kind, v = state[j]
+            acc = mul(v, acc)
+            if kind == 'I':
+                break
+            j -= 1
+        return acc
     def block(b):
         for _ in range(rng.randrange(50)): yield True   # late start
         tiles, ready, agg = [], [], [None] * S
@@ -46,16 +63,8 @@ def run(seed, N, TILE, G, S, design):
             if k + 1 >= S and tiles[d] < ntiles:
                 a = fold(tiles[d]); state[tiles[d]] = ('I' if tiles[d] == 0 else 'A', a); agg[d] = a
             yield True
-            prefix = I
+            prefix = yield from lookback(t)
             if t > 0:
-                j, acc = t - 1, I
-                while True:
-                    if j not in state: yield False; continue
-                    kind, v = state[j]
-                    acc = mul(v, acc)
-                    if kind == 'I': break
-                    j -= 1
-                prefix = acc
                 state[t] = ('I', mul(prefix, agg[c]))
             yield True
             run_ = prefix
@@ -111,18 +120,8 @@ def run(seed, N, TILE, G, S, design):
                 while not (ctl['folded'] > q or ctl['end'] <= q): yield False
                 if ctl['folded'] <= q: return
                 st = q % S; t = ctl['tile'][st]; a = ctl['agg'][st]
-                prefix = I
+                prefix = yield from lookback(t, floor, floor_incl)
                 if t > 0:
-                    j, acc = t - 1, I
-                    while True:
-                        if j == floor:
-                            acc = mul(floor_incl, acc); break
-                        if j not in state: yield False; continue
-                        kind, v = state[j]
-                        acc = mul(v, acc)
-                        if kind == 'I': break
-                        j -= 1
-                    prefix = acc
                     state[t] = ('I', mul(prefix, a))
                 floor, floor_incl = t, mul(prefix, a)
                 ctl['prefix'][st] = prefix; ctl['prefixed'] = q + 1; q += 1
