@@ -29,6 +29,7 @@ fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
         KernelSet::TiledReduce(shape),
         KernelSet::ReduceThenScan(shape),
         KernelSet::SinglePass(sp),
+        KernelSet::OneTile(tile_shape(size, cc, Purpose::OneTile).unwrap()),
         KernelSet::Check,
     ];
     // Elements whose size divides 16 also get the staged scan (sm_80 and newer).
@@ -252,6 +253,7 @@ fn mapped_operators_compile_every_tiled_set() {
             KernelSet::TiledReduce(tiles),
             KernelSet::ReduceThenScan(tiles),
             KernelSet::SinglePass(sp),
+            KernelSet::OneTile(tile_shape(op.elem_size, 90, Purpose::OneTile).unwrap()),
         ];
         let in_size = op.input.as_ref().unwrap().in_size;
         if in_size == op.elem_size {

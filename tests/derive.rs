@@ -277,6 +277,7 @@ fn nvrtc_accepts_the_derived_layout() {
         KernelSet::TreeReduce { block: 256 },
         KernelSet::ReduceThenScan(shape(Purpose::Tiles)),
         KernelSet::SinglePass(shape(Purpose::SinglePass)),
+        KernelSet::OneTile(shape(Purpose::OneTile)),
         KernelSet::Check,
     ] {
         let rendered = render(&op, &KernelSpec::new(set)).unwrap();

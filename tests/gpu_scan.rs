@@ -194,6 +194,12 @@ fn boundary_lengths(gpu: &Gpu, algorithm: Algorithm, size: usize) -> Vec<usize> 
         if staged.staged {
             sections.push(staged.tile() as usize);
         }
+        // The small one-tile kernel's edge: n = tile - 1, tile, tile + 1 (the last one
+        // goes to the single-pass shape's tile).
+        let one = tile_shape(size, gpu.info().cc, Purpose::OneTile)
+            .unwrap()
+            .tile() as usize;
+        ns.extend([one - 1, one, one + 1]);
     }
     for section in sections {
         for s in [section, 2 * section, section * section] {

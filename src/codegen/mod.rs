@@ -41,6 +41,9 @@ pub enum KernelSet {
     ReduceThenScan(TileShape),
     /// The single-pass scan (`scan_single_pass`) and the one-tile scan (`tile_scan`).
     SinglePass(TileShape),
+    /// The one-tile scan (`tile_scan`) alone, in a tile sized for small inputs: one launch
+    /// of one block that carries little padding.
+    OneTile(TileShape),
     /// `combine_pairs`, for [`crate::verify`].
     Check,
     /// `scatter_mapped`: stream compaction's scatter (operators with an input map only).
@@ -57,6 +60,7 @@ impl KernelSet {
             KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
+            KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
             KernelSet::Check => "check".to_string(),
             KernelSet::Scatter => "scatter".to_string(),
         }
@@ -89,6 +93,7 @@ impl KernelSet {
             KernelSet::ReduceThenScan(_) => &["fill", "tile_totals", "tile_scan"],
             KernelSet::SinglePass(s) if s.staged => &["fill", "scan_staged"],
             KernelSet::SinglePass(_) => &["fill", "scan_single_pass", "tile_scan"],
+            KernelSet::OneTile(_) => &["fill", "tile_scan"],
             KernelSet::Check => &["fill", "combine_pairs"],
             KernelSet::Scatter => &["fill", "scatter_mapped"],
         }
@@ -199,7 +204,10 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.block = block;
             ctx.bk = true;
         }
-        KernelSet::TiledReduce(s) | KernelSet::ReduceThenScan(s) | KernelSet::SinglePass(s) => {
+        KernelSet::TiledReduce(s)
+        | KernelSet::ReduceThenScan(s)
+        | KernelSet::SinglePass(s)
+        | KernelSet::OneTile(s) => {
             ctx.block = s.block;
             ctx.items = s.items;
             ctx.layout = s.layout.name();

@@ -66,6 +66,8 @@ pub enum Purpose {
     Tiles,
     /// The staged single-pass scan (tiles copied into shared memory with `cp.async`).
     Staged,
+    /// Inputs that fit one small tile (about 4 KiB): one launch of one block.
+    OneTile,
 }
 
 /// Threads and items per thread of a tile.
@@ -128,6 +130,23 @@ impl TileShape {
 
 /// Whether elements of `size` bytes in tiles of `items` per thread can be staged: the size
 /// divides 16 and each thread's run is a power-of-two number of 16-byte chunks.
+/// The shape `<threads>x<items>[x<lookback>]` that the environment variable `var` sets, if
+/// any; `lookback` false refuses the look-back part.
+fn env_shape(var: &str, lookback: bool) -> Result<Option<(u32, u32, Option<u32>)>> {
+    let Ok(v) = std::env::var(var) else {
+        return Ok(None);
+    };
+    let parts: Vec<Option<u32>> = v.split('x').map(|p| p.trim().parse().ok()).collect();
+    match parts.as_slice() {
+        [Some(b), Some(i)] => Ok(Some((*b, *i, None))),
+        [Some(b), Some(i), Some(lb)] if lookback => Ok(Some((*b, *i, Some(*lb)))),
+        _ => Err(Error::invalid(format!(
+            "{var}={v}: expected <threads>x<items>{}",
+            if lookback { "[x<lookback>]" } else { "" }
+        ))),
+    }
+}
+
 fn stageable(size: usize, items: u32, cc: u32) -> bool {
     cc >= 80
         && size > 0
@@ -138,7 +157,8 @@ fn stageable(size: usize, items: u32, cc: u32) -> bool {
 
 /// The tile shape for elements of `size` bytes on compute capability `cc`, for `purpose`.
 /// `MONOSCAN_TILE=<threads>x<items>[x<lookback>]` overrides it (for tuning), except for the
-/// staged scan ([`Purpose::Staged`], `MONOSCAN_STAGED=<threads>x<items>`).
+/// staged scan ([`Purpose::Staged`], `MONOSCAN_STAGED=<threads>x<items>`) and the small
+/// one-tile kernel ([`Purpose::OneTile`], `MONOSCAN_ONE_TILE=<threads>x<items>`).
 pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
     let layout = StateLayout::for_size(size);
     // One predecessor per lane: wider windows (2 to 8 per lane) were measured slower, their
@@ -147,17 +167,37 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
     if purpose == Purpose::Staged {
         return staged_shape(size, cc, layout, lookback);
     }
-    if let Ok(v) = std::env::var("MONOSCAN_TILE") {
-        let parts: Vec<Option<u32>> = v.split('x').map(|p| p.trim().parse().ok()).collect();
-        let (block, items, lookback) = match parts.as_slice() {
-            [Some(b), Some(i)] => (*b, *i, lookback),
-            [Some(b), Some(i), Some(lb)] => (*b, *i, *lb),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "MONOSCAN_TILE={v}: expected <threads>x<items>[x<lookback>]"
-                )))
-            }
+    if purpose == Purpose::OneTile {
+        // Up to 256 threads and 4 KiB (1,024 i32, 16 bytes per thread): a one-tile scan's
+        // time is launch and memory latency, and fewer padding items shorten its fold and scan
+        // (measured in docs/performance.md). MONOSCAN_ONE_TILE, not MONOSCAN_TILE (which tunes
+        // large inputs), overrides it.
+        if let Some((block, items, _)) = env_shape("MONOSCAN_ONE_TILE", false)? {
+            let shape = TileShape {
+                block,
+                items,
+                layout,
+                lookback,
+                staged: false,
+            };
+            return check(shape, size);
+        }
+        let mut shape = TileShape {
+            block: 256,
+            items: (16 / size.max(1)).max(1) as u32,
+            layout,
+            lookback,
+            staged: false,
         };
+        while (shape.tile() as usize * size > 4096 || shape.smem_bytes(size) > SMEM_LIMIT)
+            && shape.block > 32
+        {
+            shape.block /= 2;
+        }
+        return check(shape, size);
+    }
+    if let Some((block, items, lb)) = env_shape("MONOSCAN_TILE", true)? {
+        let lookback = lb.unwrap_or(lookback);
         let shape = TileShape {
             block,
             items,
@@ -203,17 +243,8 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
 /// The staged scan's shape (`staged == false` when elements of `size` bytes cannot be staged
 /// on `cc`). `MONOSCAN_STAGED=<threads>x<items>[x<lookback>]` overrides it (for tuning).
 fn staged_shape(size: usize, cc: u32, layout: StateLayout, lookback: u32) -> Result<TileShape> {
-    let (block, items, lookback) = if let Ok(v) = std::env::var("MONOSCAN_STAGED") {
-        let parts: Vec<Option<u32>> = v.split('x').map(|p| p.trim().parse().ok()).collect();
-        match parts.as_slice() {
-            [Some(b), Some(i)] => (*b, *i, lookback),
-            [Some(b), Some(i), Some(lb)] => (*b, *i, *lb),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "MONOSCAN_STAGED={v}: expected <threads>x<items>[x<lookback>]"
-                )))
-            }
-        }
+    let (block, items, lookback) = if let Some((b, i, lb)) = env_shape("MONOSCAN_STAGED", true)? {
+        (b, i, lb.unwrap_or(lookback))
     } else {
         // Measured on an H200 (docs/performance.md): residency is bounded by shared memory,
         // so many blocks of 16 KiB tiles (128 threads, 13 blocks per SM) keep the most bytes in
@@ -295,13 +326,28 @@ mod tests {
 
     #[test]
     fn shapes_fit_shared_memory() {
-        for purpose in [Purpose::SinglePass, Purpose::Tiles] {
+        for purpose in [Purpose::SinglePass, Purpose::Tiles, Purpose::OneTile] {
             for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
                 let s = tile_shape(size, 90, purpose).unwrap();
                 assert!(s.smem_bytes(size) <= SMEM_LIMIT, "size {size}: {s:?}");
                 assert_eq!(s.layout, StateLayout::for_size(size));
             }
             assert!(tile_shape(10_000, 90, purpose).is_err());
+        }
+    }
+
+    #[test]
+    fn one_tile_shapes_are_small_and_never_larger_than_single_pass_tiles() {
+        let one = tile_shape(4, 90, Purpose::OneTile).unwrap();
+        assert_eq!((one.block, one.items, one.tile()), (256, 4, 1024));
+        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+            let one = tile_shape(size, 90, Purpose::OneTile).unwrap();
+            let sp = tile_shape(size, 90, Purpose::SinglePass).unwrap();
+            assert!(
+                one.tile() * size as u64 <= 4096 || one.block == 32,
+                "size {size}: {one:?}"
+            );
+            assert!(one.tile() <= sp.tile(), "size {size}: {one:?} vs {sp:?}");
         }
     }
 

@@ -286,6 +286,14 @@ impl<M: Monoid> Scanner<'_, M> {
         let stream = &self.gpu.stream;
         let identity = self.m.identity();
         if n <= shape.tile() {
+            // One block: the small one-tile kernel when the input fits it (less padding to
+            // fold and scan), else the single-pass shape's tile.
+            let one = self.shape(Purpose::OneTile)?;
+            let (block, set) = if n <= one.tile() {
+                (one.block, KernelSet::OneTile(one))
+            } else {
+                (shape.block, set)
+            };
             let args = TileScan {
                 inp,
                 out,
@@ -299,7 +307,7 @@ impl<M: Monoid> Scanner<'_, M> {
             return launch::tile_scan(
                 stream,
                 self.kernels(set)?.function(self.entry0("tile_scan"))?,
-                shape.block,
+                block,
                 1,
                 &args,
             );

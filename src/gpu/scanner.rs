@@ -48,7 +48,7 @@ pub struct Scanner<'a, M: Monoid> {
     /// Whether level-0 inputs go through the operator's input map (see [`MappedScanner`]).
     pub(crate) mapped: bool,
     loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
-    shapes: [OnceLock<TileShape>; 3],
+    shapes: [OnceLock<TileShape>; 4],
 }
 
 impl<'a, M: Monoid> Scanner<'a, M> {
@@ -61,7 +61,12 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             instrument: false,
             mapped: false,
             loaded: Mutex::new(Vec::new()),
-            shapes: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
+            shapes: [
+                OnceLock::new(),
+                OnceLock::new(),
+                OnceLock::new(),
+                OnceLock::new(),
+            ],
         }
     }
 
@@ -143,7 +148,8 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 | KernelSet::BrentKung { block } => block,
                 KernelSet::TiledReduce(s)
                 | KernelSet::ReduceThenScan(s)
-                | KernelSet::SinglePass(s) => s.block,
+                | KernelSet::SinglePass(s)
+                | KernelSet::OneTile(s) => s.block,
                 KernelSet::Check | KernelSet::Scatter => 256,
             };
             for entry in spec.set.entries(self.op.input.is_some()) {
@@ -192,7 +198,11 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             ],
             Algorithm::SinglePass | Algorithm::Auto => {
                 let staged = self.shape(Purpose::Staged)?;
-                let mut sets = vec![KernelSet::SinglePass(sp), KernelSet::TiledReduce(tiles)];
+                let mut sets = vec![
+                    KernelSet::SinglePass(sp),
+                    KernelSet::TiledReduce(tiles),
+                    KernelSet::OneTile(self.shape(Purpose::OneTile)?),
+                ];
                 if staged.staged {
                     sets.push(KernelSet::SinglePass(staged));
                 }
