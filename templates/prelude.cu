@@ -50,18 +50,7 @@ extern "C" __global__ void {{ prefix }}_fill(ms_elem* out, ms_u64 n, ms_elem val
         out[i] = value;
     }
 }
-{% if scatter %}
-// Stream compaction's last step: in[i] goes to out[offsets[i]] when the map selects it
-// (maps to a nonzero count; compaction normalises the map to 0 or 1 first).
-extern "C" __global__ void {{ prefix }}_scatter_mapped(const MsMap::in_t* in, const ms_elem* offsets,
-                                                       MsMap::in_t* out, ms_u64 n) {
-    for (ms_u64 i = (ms_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (ms_u64)gridDim.x * blockDim.x) {
-        const MsMap::in_t x = in[i];
-        if (MsMap::apply(x) != 0) out[offsets[i]] = x;
-    }
-}
-{% endif %}{% if check %}
+{% if check %}
 // For monoscan::verify: out[i] = combine(a[i], b[i]) and out[n] = identity().
 extern "C" __global__ void {{ prefix }}_combine_pairs(const ms_elem* a, const ms_elem* b, ms_elem* out, ms_u64 n) {
     for (ms_u64 i = (ms_u64)blockIdx.x * blockDim.x + threadIdx.x; i <= n;

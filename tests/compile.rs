@@ -5,7 +5,9 @@
 mod common;
 
 use common::gpu::nvrtc;
-use monoscan::codegen::{render, textbook_block, tile_shape, KernelSet, KernelSpec, Purpose};
+use monoscan::codegen::{
+    render, select_shape, textbook_block, tile_shape, KernelSet, KernelSpec, Purpose,
+};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
 use monoscan::{CudaOp, Element, Error, Monoid};
@@ -225,7 +227,8 @@ fn a_layout_mismatch_is_a_layout_error() {
         .contains("layout mismatch for element `pair_t`"));
 }
 
-/// Operators with a fused input map get `_mapped` kernel variants and the scatter kernel.
+/// Operators with a fused input map get `_mapped` kernel variants; those of u32 counts, the
+/// fused compaction kernel.
 #[test]
 fn mapped_operators_compile_every_tiled_set() {
     if !nvrtc() {
@@ -264,7 +267,12 @@ fn mapped_operators_compile_every_tiled_set() {
             assert!(err.to_string().contains("maps in place"), "{err}");
         }
         if op.elem == "unsigned int" {
-            sets.push(KernelSet::Scatter);
+            sets.push(KernelSet::Select(select_shape(in_size).unwrap()));
+        } else {
+            // Compaction scans u32 counts: another operator is refused clearly.
+            let set = KernelSet::Select(select_shape(in_size).unwrap());
+            let err = render(&op, &KernelSpec::new(set)).unwrap_err();
+            assert!(err.to_string().contains("4-byte counts"), "{err}");
         }
         for set in sets {
             let rendered = render(&op, &KernelSpec::new(set)).unwrap();

@@ -265,6 +265,72 @@ fn device_compaction_and_allocation_offsets() {
     }
 }
 
+/// The fused compaction kernel into an input-sized buffer: every element size class, tile
+/// boundaries (its tile is 4096 elements of 4 bytes, fewer items for larger elements), keep
+/// densities from none to all; the untouched tail and a too-small output.
+#[test]
+fn compaction_into_a_buffer_keeps_order_and_the_tail() {
+    let Some(g) = gpu() else { return };
+    let s = g.stream();
+    let mut rng = Rng::new(23);
+    fn case<T: monoscan::Element + PartialEq + std::fmt::Debug>(
+        g: &monoscan::Gpu,
+        xs: &[T],
+        keep: &Map<T, u32>,
+        host_keep: impl Fn(&T) -> bool,
+        fill: T,
+        what: &str,
+    ) {
+        let s = g.stream();
+        let d = s.clone_htod(xs).unwrap();
+        let mut out = s.clone_htod(&vec![fill; xs.len() + 3]).unwrap();
+        let count = g.compact_into(&d, keep, &mut out).unwrap() as usize;
+        let want: Vec<T> = xs.iter().copied().filter(|x| host_keep(x)).collect();
+        assert_eq!(count, want.len(), "{what}: count n={}", xs.len());
+        let got = s.clone_dtoh(&out).unwrap();
+        assert_eq!(got[..count], want[..], "{what}: kept n={}", xs.len());
+        assert!(
+            got[count..].iter().all(|x| *x == fill),
+            "{what}: tail n={}",
+            xs.len()
+        );
+    }
+    for n in [1usize, 31, 4095, 4096, 4097, 3 * 4096 + 5, 1_000_003] {
+        let ints: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32).collect();
+        for (name, den) in [("none", 0u64), ("tenth", 10), ("half", 2), ("all", 1)] {
+            let k = Map::new(
+                &format!("keep_{name}"),
+                &match den {
+                    0 => "0u".to_string(),
+                    d => format!("((unsigned)x % {d}u == 0u) ? 1u : 0u"),
+                },
+                move |x: &i32| u32::from(den != 0 && (*x as u32) % den as u32 == 0),
+            );
+            let host = |x: &i32| den != 0 && (*x as u32) % den as u32 == 0;
+            case(g, &ints, &k, host, i32::MIN, &format!("i32 {name}"));
+        }
+        let bytes: Vec<u8> = (0..n).map(|_| rng.below(256) as u8).collect();
+        let odd = Map::new("odd8", "(x & 1) ? 1u : 0u", |x: &u8| u32::from(x & 1));
+        case(g, &bytes, &odd, |x| x & 1 == 1, 7, "u8");
+        let wide: Vec<f64> = (0..n).map(|_| rng.unit() - 0.5).collect();
+        let pos = Map::new("pos64", "x > 0.0 ? 1u : 0u", |x: &f64| u32::from(*x > 0.0));
+        case(g, &wide, &pos, |x| *x > 0.0, -9.0, "f64");
+        let mats: Vec<Mat2> = (0..n)
+            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(100) as u32)))
+            .collect();
+        let small = Map::new("first_small", "x.m[0] < 30u ? 1u : 0u", |x: &Mat2| {
+            u32::from(x.m[0] < 30)
+        });
+        case(g, &mats, &small, |x| x.m[0] < 30, Mat2::new([9; 4]), "mat2");
+    }
+    // An output without room for every input is refused before anything runs.
+    let d = s.clone_htod(&[1i32, 2, 3]).unwrap();
+    let mut short = s.clone_htod(&[0i32; 2]).unwrap();
+    let any = Map::new("any", "1u", |_: &i32| 1u32);
+    let err = g.compact_into(&d, &any, &mut short).unwrap_err();
+    assert!(err.to_string().contains("room for 2"), "{err}");
+}
+
 #[test]
 fn fused_maps_on_gpu_match_the_host() {
     let Some(g) = gpu() else { return };

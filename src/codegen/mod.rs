@@ -9,7 +9,9 @@ mod engine;
 mod op;
 mod shape;
 
-pub use shape::{textbook_block, tile_shape, Purpose, StateLayout, TileShape, SMEM_LIMIT};
+pub use shape::{
+    select_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape, SMEM_LIMIT,
+};
 
 use crate::error::{Error, Result};
 use crate::monoid::CudaOp;
@@ -46,8 +48,9 @@ pub enum KernelSet {
     OneTile(TileShape),
     /// `combine_pairs`, for [`crate::verify`].
     Check,
-    /// `scatter_mapped`: stream compaction's scatter (operators with an input map only).
-    Scatter,
+    /// `select_mapped`: stream compaction in one pass, the single-pass scan of the map's keep
+    /// counts fused with the scatter (u32 counts; operators with an input map only).
+    Select(TileShape),
 }
 
 impl KernelSet {
@@ -62,7 +65,7 @@ impl KernelSet {
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
             KernelSet::Check => "check".to_string(),
-            KernelSet::Scatter => "scatter".to_string(),
+            KernelSet::Select(s) => format!("select-{}", s.name()),
         }
     }
 
@@ -95,7 +98,7 @@ impl KernelSet {
             KernelSet::SinglePass(_) => &["fill", "scan_single_pass", "tile_scan"],
             KernelSet::OneTile(_) => &["fill", "tile_scan"],
             KernelSet::Check => &["fill", "combine_pairs"],
-            KernelSet::Scatter => &["fill", "scatter_mapped"],
+            KernelSet::Select(_) => &["fill", "select_mapped"],
         }
     }
 }
@@ -157,7 +160,6 @@ struct PreludeCtx<'a> {
     elem_align: usize,
     instrument: bool,
     check: bool,
-    scatter: bool,
     map: bool,
     map_name: &'a str,
     map_in: &'a str,
@@ -183,6 +185,7 @@ struct BodyCtx<'a> {
     tile_totals: bool,
     tile_scan: bool,
     single_pass: bool,
+    select: bool,
 }
 
 fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
@@ -219,10 +222,21 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.tile_scan = !ctx.reduce_tiles && !s.staged;
             ctx.single_pass = matches!(set, KernelSet::SinglePass(_));
         }
-        KernelSet::Check | KernelSet::Scatter => {}
+        KernelSet::Select(s) => {
+            ctx.block = s.block;
+            ctx.items = s.items;
+            ctx.layout = s.layout.name();
+            ctx.lookback = s.lookback;
+            ctx.swizzle = s.swizzle(elem_size);
+            // The look-back lives in the single-pass section; the register scan it also
+            // emits is not loaded.
+            ctx.single_pass = true;
+            ctx.select = true;
+        }
+        KernelSet::Check => {}
     }
     let template = match set {
-        KernelSet::Check | KernelSet::Scatter => return Ok(String::new()),
+        KernelSet::Check => return Ok(String::new()),
         KernelSet::TreeReduce { .. }
         | KernelSet::KoggeStone { .. }
         | KernelSet::BrentKung { .. } => "textbook.cu",
@@ -258,7 +272,6 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             elem_align: op.elem_align,
             instrument: spec.instrument,
             check: spec.set == KernelSet::Check,
-            scatter: spec.set == KernelSet::Scatter,
             map: op.input.is_some(),
             map_name: op.input.as_ref().map_or("", |m| m.name.as_str()),
             map_in: op.input.as_ref().map_or("", |m| m.in_type.as_str()),
@@ -273,10 +286,12 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             }),
         },
     )?;
-    if spec.set == KernelSet::Scatter && op.input.is_none() {
-        return Err(Error::invalid(
-            "the scatter kernels need an operator with an input map",
-        ));
+    if let KernelSet::Select(_) = spec.set {
+        if op.input.is_none() || op.elem_size != 4 {
+            return Err(Error::invalid(
+                "the select kernel needs an operator of 4-byte counts with an input map",
+            ));
+        }
     }
     if let (KernelSet::SinglePass(shape), Some(map)) = (spec.set, op.input.as_ref()) {
         if shape.staged && map.in_size != op.elem_size {

@@ -304,6 +304,31 @@ fn check(shape: TileShape, size: usize) -> Result<TileShape> {
     Ok(shape)
 }
 
+/// The tile of stream compaction's fused select kernel for input elements of `in_size` bytes
+/// (the kernel scans u32 keep counts): 256 threads of up to 64 bytes each, at most 16 items
+/// per thread (one bit each), fewer threads where the transposition buffer of raw elements
+/// would pass 48 KiB of shared memory.
+pub fn select_shape(in_size: usize) -> Result<TileShape> {
+    let mut shape = TileShape {
+        block: 256,
+        items: (64 / in_size.max(1)).clamp(1, 16) as u32,
+        layout: StateLayout::for_size(4),
+        lookback: 1,
+        staged: false,
+    };
+    let smem = |s: &TileShape| (s.block as usize / 32) * (33 * s.items as usize) * in_size + 64;
+    while smem(&shape) > SMEM_LIMIT && shape.block > 32 {
+        shape.block /= 2;
+    }
+    if smem(&shape) > SMEM_LIMIT {
+        return Err(Error::invalid(format!(
+            "elements of {in_size} bytes are too large for fused compaction (at most {} bytes)",
+            (SMEM_LIMIT - 64) / 33
+        )));
+    }
+    check(shape, 4)
+}
+
 /// Threads per block of the textbook kernels for elements of `size` bytes: the largest power
 /// of two up to 1024 whose Brent-Kung section (2 x threads elements) fits in shared memory.
 pub fn textbook_block(size: usize) -> Result<u32> {
@@ -349,6 +374,18 @@ mod tests {
             );
             assert!(one.tile() <= sp.tile(), "size {size}: {one:?} vs {sp:?}");
         }
+    }
+
+    #[test]
+    fn select_shapes_fit_and_keep_a_bit_per_item() {
+        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700, 1400] {
+            let s = select_shape(size).unwrap();
+            assert!(s.items <= 16 && s.block >= 32, "size {size}: {s:?}");
+            assert!((s.block as usize / 32) * 33 * s.items as usize * size + 64 <= SMEM_LIMIT);
+            assert_eq!(s.layout, StateLayout::Packed64);
+        }
+        assert_eq!(select_shape(4).unwrap().tile(), 4096);
+        assert!(select_shape(2000).is_err());
     }
 
     #[test]

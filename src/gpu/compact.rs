@@ -1,7 +1,7 @@
 //! Stream compaction and allocation offsets on device buffers.
 
 use super::{launch, Gpu};
-use crate::codegen::KernelSet;
+use crate::codegen::{select_shape, KernelSet};
 use crate::error::{Error, Result};
 use crate::map::Map;
 use crate::ops::Sum;
@@ -12,8 +12,10 @@ impl Gpu {
     /// Keeps the elements of `input` that `keep` maps to nonzero (any nonzero value keeps), in order; returns
     /// them and how many there are.
     ///
-    /// An exclusive scan of the fused `keep` counts gives every kept element its position and
-    /// the total; after the total is read back (one synchronisation) a scatter writes them.
+    /// One fused pass ([`Gpu::compact_into`]) into a buffer of `input.len()` elements, the
+    /// count read back (one synchronisation), then the kept elements copied into a buffer of
+    /// exactly that length. Use [`Gpu::compact_into`] to keep the input-sized buffer and skip
+    /// the copy.
     ///
     /// ```
     /// use monoscan::{Gpu, Map};
@@ -33,36 +35,100 @@ impl Gpu {
         keep: &Map<T, u32>,
     ) -> Result<(CudaSlice<T>, u64)> {
         let n = input.len();
+        let mut room = launch::alloc_for_writes::<T>(&self.stream, n)?;
+        let count = self.compact_into(input, keep, &mut room)? as usize;
+        let mut out = launch::alloc_for_writes::<T>(&self.stream, count)?;
+        if count > 0 {
+            self.stream.memcpy_dtod(&room.slice(..count), &mut out)?;
+        }
+        Ok((out, count as u64))
+    }
+
+    /// Stream compaction into `output`, which must have room for every element of `input`:
+    /// writes the elements that `keep` maps to nonzero, in order, to the front of `output`
+    /// and returns how many (the count is read back: one synchronisation). The rest of
+    /// `output` is left as it was.
+    ///
+    /// One kernel reads each element once and writes each kept element once: the single-pass
+    /// scan of the keep counts with the scatter fused into it (each warp writes its kept
+    /// elements as one contiguous run).
+    ///
+    /// ```
+    /// use monoscan::{Gpu, Map};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => return Ok(()), Err(e) => return Err(e) };
+    /// let positive = Map::new("positive", "x > 0.0f ? 1u : 0u", |x: &f32| u32::from(*x > 0.0));
+    /// let xs = gpu.stream().clone_htod(&[0.5f32, -1.0, 2.0, 0.0])?;
+    /// let mut out = gpu.stream().clone_htod(&[0.0f32; 4])?;
+    /// let count = gpu.compact_into(&xs, &positive, &mut out)?;
+    /// assert_eq!(count, 2);
+    /// assert_eq!(gpu.stream().clone_dtoh(&out)?[..2], [0.5, 2.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compact_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &self,
+        input: &I,
+        keep: &Map<T, u32>,
+        output: &mut O,
+    ) -> Result<u64> {
+        let n = input.len();
         if n as u64 > u64::from(u32::MAX) {
             return Err(Error::invalid(format!(
                 "compaction counts in 32 bits: at most {} elements, got {n}",
                 u32::MAX
             )));
         }
+        if output.len() < n {
+            return Err(Error::invalid(format!(
+                "the compaction output has room for {} elements; it needs {n}, one per input element",
+                output.len()
+            )));
+        }
+        if n == 0 {
+            return Ok(0);
+        }
         let keep = keep.as_selection();
         let sum = Sum::<u32>::new();
         let scanner = self.scanner(&sum);
-        let mut offsets = launch::alloc_for_writes::<u32>(&self.stream, n)?;
-        let mut total = self.upload(&[0u32])?;
         let mapped = scanner.mapped(&keep);
-        mapped.exclusive_with_total(input, &mut offsets, 0, &mut total)?;
-        let count = self.stream.clone_dtoh(&total)?[0] as usize;
-        let mut out = launch::alloc_for_writes::<T>(&self.stream, count)?;
-        if count > 0 {
-            let k = mapped.inner.kernels(KernelSet::Scatter)?;
+        let shape = select_shape(std::mem::size_of::<T>())?;
+        let k = mapped.inner.kernels(KernelSet::Select(shape))?;
+        let tiles = (n as u64).div_ceil(shape.tile());
+        let tiles32 = u32::try_from(tiles).map_err(|_| {
+            Error::invalid(format!(
+                "{n} elements need {tiles} tiles; compaction handles at most 2^32 - 1"
+            ))
+        })?;
+        let mut total = self.upload(&[0u32])?;
+        {
             let (inp, _g1) = input.device_ptr(&self.stream);
-            let (off, _g2) = offsets.device_ptr(&self.stream);
-            let (o, _g3) = out.device_ptr_mut(&self.stream);
-            launch::scatter(
+            let (out, _g2) = output.device_ptr_mut(&self.stream);
+            let (tot, _g3) = total.device_ptr_mut(&self.stream);
+            let mut scratch = self.lock_scratch();
+            let (state, counter, epoch) = scratch.single_pass(
                 &self.stream,
-                k.function("scatter_mapped")?,
+                shape.layout,
+                tiles * shape.layout.status_bytes(4),
+            )?;
+            let args = launch::Select {
                 inp,
-                off,
-                o,
-                n as u64,
+                out,
+                n: n as u64,
+                tiles: tiles32,
+                state,
+                counter,
+                epoch,
+                total: tot,
+            };
+            launch::select(
+                &self.stream,
+                k.function("select_mapped")?,
+                shape.block,
+                &args,
             )?;
         }
-        Ok((out, count as u64))
+        Ok(u64::from(self.stream.clone_dtoh(&total)?[0]))
     }
 
     /// Allocation offsets: the exclusive scan of per-item `requests` (sizes; zeros allowed),

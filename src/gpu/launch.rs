@@ -347,31 +347,53 @@ pub fn combine_pairs(
 pub fn alloc_for_writes<T: DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<CudaSlice<T>> {
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
     // SAFETY: only used for outputs that the kernels queued next on this stream write at every
-    // index before anything reads them (a scan writes all its outputs; the compaction scatter
-    // writes each of the `count` positions exactly once).
+    // index before anything reads them (a scan writes all its outputs; `Gpu::compact` fills its
+    // exact-size result by a copy of `count` elements), or whose unwritten tail nothing reads
+    // (compaction's input-sized buffer, of which only the first `count` are copied out).
     unsafe { s.alloc::<T>(n) }.map_err(|e| super::device::alloc_error(s.context(), bytes, e))
 }
 
-/// `scatter_mapped(in, offsets, out, n)`: out[offsets[i]] = in[i] where the map selects in[i].
-pub fn scatter(
-    s: &CudaStream,
-    f: &CudaFunction,
-    inp: u64,
-    offsets: u64,
-    out: u64,
-    n: u64,
-) -> Result<()> {
-    let blocks = n.div_ceil(256).min(1 << 20);
-    // SAFETY: kernel `(const in_t* in, const ms_elem* offsets, in_t* out, ms_u64 n)`; in and
-    // offsets hold n elements; offsets are the exclusive scan of the selection, so every
-    // selected element lands below the total, which is out's length.
+/// Arguments of `select_mapped`.
+pub struct Select {
+    /// Input (n elements of the map's input type).
+    pub inp: u64,
+    /// Output: room for n elements of the input type; the first `count` are written.
+    pub out: u64,
+    /// Elements.
+    pub n: u64,
+    /// Tiles (= blocks).
+    pub tiles: u32,
+    /// Per-tile status words (packed 64-bit layout), zeroed once at allocation.
+    pub state: u64,
+    /// The tile counter, zero at launch.
+    pub counter: u64,
+    /// This launch's epoch.
+    pub epoch: u32,
+    /// Where the last tile writes the count of kept elements (one u32).
+    pub total: u64,
+}
+
+/// `select_mapped`: stream compaction in one pass (`tiles` blocks of `threads`).
+pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, a: &Select) -> Result<()> {
+    let none = 0u64;
+    // SAFETY: kernel `(const in_t* in, in_t* out, ms_u64 n, ms_u32 num_tiles, ms_state* state,
+    // ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, ms_elem* total_out)`; in
+    // holds n elements and out has room for n (the kept ones are a subset), state one packed
+    // word per tile (aggs and incls unused by that layout), counter one zeroed word, total one
+    // u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
     unsafe {
         s.launch_builder(f)
-            .arg(&inp)
-            .arg(&offsets)
-            .arg(&out)
-            .arg(&n)
-            .launch(config(blocks, 256))
+            .arg(&a.inp)
+            .arg(&a.out)
+            .arg(&a.n)
+            .arg(&a.tiles)
+            .arg(&a.state)
+            .arg(&none)
+            .arg(&none)
+            .arg(&a.counter)
+            .arg(&a.epoch)
+            .arg(&a.total)
+            .launch(config(u64::from(a.tiles), threads))
     }?;
     Ok(())
 }

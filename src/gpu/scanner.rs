@@ -150,7 +150,8 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 | KernelSet::ReduceThenScan(s)
                 | KernelSet::SinglePass(s)
                 | KernelSet::OneTile(s) => s.block,
-                KernelSet::Check | KernelSet::Scatter => 256,
+                KernelSet::Select(s) => s.block,
+                KernelSet::Check => 256,
             };
             for entry in spec.set.entries(self.op.input.is_some()) {
                 let f = l.function(entry)?;
