@@ -42,7 +42,7 @@ for part in $parts; do
       { sweep sum-i32 28 64x32 32x64; sweep affine-f64 26 64x8 32x16; sweep segsum-f32 27 64x16 32x32; } > "$out/sweep.log" 2>&1
       echo "== 8 KiB staged tiles"; cat "$out/sweep.log" ;;
     latency)
-      # After benches/lab/pending/one_tile.patch: the 2^10 latency line with the small one-tile
+      # The 2^10 latency line with the small one-tile
       # shape (default) and with the single-pass tile it replaces (256x32), alternating.
       for round in 1 2 3; do
         for shape in default 256x32; do
