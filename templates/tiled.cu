@@ -458,7 +458,50 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
     return prefix;
 }
 
-{% if select %}// ---- Stream compaction (select): the single-pass scan of keep counts, fused with the scatter ----
+{% if staged or select_staged %}// ---- Tiles staged in shared memory by cp.async (sm_80 and newer) ----
+// A swizzled buffer keeps chunk c (16 bytes) at c ^ ((c >> MS_SWZ) & 7), so that striped
+// copies and each thread's blocked run both touch every bank group once per phase.
+#define MS_SWZ {{ swizzle }}
+struct alignas(16) ms_chunk_bits { ms_u32 w[4]; };
+struct ms_staged_smem {
+    ms_elem warp_sums[MS_WARPS];
+    ms_elem prefix;
+    ms_u32 tile;
+};
+__device__ __forceinline__ int ms_swz(int c) { return c ^ ((c >> MS_SWZ) & 7); }
+__device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
+    ms_u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// Copies tile `tile` of `in` (MS_TILE elements of In) into `buf` and waits for it: whole
+// 16-byte chunks, the one that straddles the end partly (the rest zero-filled); chunks past
+// the end are not copied. Chunk c lands in slot ms_swz(c) when Swizzled, else in slot c.
+// `in` must be 16-byte aligned (checked before launch).
+template <typename In, bool Swizzled>
+__device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
+    static_assert((MS_TILE * sizeof(In)) % (16 * MS_BLOCK) == 0,
+                  "monoscan: a staged tile is a whole number of 16-byte chunks per thread");
+    constexpr int chunks = (int)(MS_TILE * sizeof(In) / (16 * MS_BLOCK));
+    const char* src = (const char*)(in + (ms_u64)tile * MS_TILE);
+    const ms_i64 bytes = (ms_i64)ms_valid((ms_u64)tile * MS_TILE, n) * (ms_i64)sizeof(In);
+#pragma unroll
+    for (int k = 0; k < chunks; ++k) {
+        const int c = k * MS_BLOCK + threadIdx.x;
+        const ms_i64 left = bytes - (ms_i64)c * 16;
+        if (left > 0) {
+            const ms_u32 take = left >= 16 ? 16u : (ms_u32)left;
+            ms_chunk_bits* slot = buf + (Swizzled ? ms_swz(c) : c);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                         ::"r"(ms_shared_addr(slot)), "l"(src + (ms_u64)c * 16), "r"(take)
+                         : "memory");
+        }
+    }
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+}
+{% endif %}{% if select %}// ---- Stream compaction (select): the single-pass scan of keep counts, fused with the scatter ----
 // Each tile loads its elements once (warp-striped, transposed through shared memory), counts
 // those the map keeps (any nonzero value), scans the counts across the block and learns from
 // the look-back (over u32 counts, this module's operator) how many earlier tiles kept. Each
@@ -467,7 +510,60 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
 // returns early: every tile publishes.
 static_assert(sizeof(ms_elem) == 4, "monoscan: select counts in 32 bits");
 static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
-struct ms_select_smem {
+{% if select_staged %}// The staged form (sm_80 and newer, 16-byte aligned input): the tile is copied into shared
+// memory by cp.async, unswizzled, so no thread holds elements in registers while the block
+// looks back. Each warp owns MS_ITEMS rounds of 32 consecutive elements of the tile; a round's
+// keep flags are one ballot, which lane k keeps for round k. After the look-back each warp
+// replays its rounds: the kept elements of a round go out as one contiguous run.
+extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{{ prefix }}_select_staged(const MsMap::in_t* in, MsMap::in_t* out, ms_u64 n, ms_u32 num_tiles,
+                           ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                           ms_u32 epoch, ms_elem* total_out) {
+    typedef MsMap::in_t in_t;
+    extern __shared__ ms_chunk_bits ms_select_buffer[];
+    __shared__ ms_staged_smem sm;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    const ms_u32 tile = sm.tile;
+    ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
+    const ms_u64 base = (ms_u64)tile * MS_TILE;
+    const ms_i64 wvalid = (ms_i64)ms_valid(base, n) - (ms_i64)warp * MS_WARP_TILE;
+    const in_t* wbuf = (const in_t*)ms_select_buffer + warp * MS_WARP_TILE;
+    ms_u32 mine = 0, count = 0;  // lane k: the ballot of round k; the warp's kept count
+#pragma unroll
+    for (int k = 0; k < MS_ITEMS; ++k) {
+        const ms_i64 e = k * 32 + lane;
+        const bool keep = e < wvalid && MsMap::apply(wbuf[e]) != 0;
+        const ms_u32 ballot = __ballot_sync(MS_FULL, keep);
+        if (lane == (unsigned)k) mine = ballot;
+        count += __popc(ballot);
+    }
+    if (lane == 0) sm.warp_sums[warp] = count;
+    __syncthreads();
+    ms_elem before = 0, aggregate = 0;  // kept by earlier warps of this tile; by the whole tile
+#pragma unroll
+    for (int w = 0; w < MS_WARPS; ++w) {
+        const ms_elem c = sm.warp_sums[w];
+        if (w < (int)warp) before += c;
+        aggregate += c;
+    }
+    if (threadIdx.x < 32) {
+        const ms_elem prefix = ms_lookback(tile, aggregate, num_tiles, state, aggs, incls, epoch,
+                                           MsOp::identity(), 0, total_out);
+        if (threadIdx.x == 0) sm.prefix = prefix;
+    }
+    __syncthreads();
+    in_t* dst = out + (ms_u64)sm.prefix + before;
+    const ms_u32 lower = (1u << lane) - 1u;  // lanes below this one
+#pragma unroll
+    for (int k = 0; k < MS_ITEMS; ++k) {
+        const ms_u32 ballot = __shfl_sync(MS_FULL, mine, k);
+        if ((ballot >> lane) & 1u) dst[__popc(ballot & lower)] = wbuf[k * 32 + lane];
+        dst += __popc(ballot);
+    }
+}
+{% else %}struct ms_select_smem {
     MsMap::in_t buf[MS_WARPS][MS_WARP_BUF];
     ms_elem warp_sums[MS_WARPS];
     ms_elem prefix;
@@ -534,7 +630,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     in_t* dst = out + (ms_u64)sm.prefix + warp_first;
     for (ms_u32 e = lane; e < warp_count; e += 32) dst[e] = wbuf[MS_PAD(e)];
 }
-{% endif %}{% if not staged %}template <typename Map>
+{% endif %}{% endif %}{% if not staged %}template <typename Map>
 __device__ __forceinline__ void ms_single_pass(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                               ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                               ms_u32 epoch, int exclusive, ms_elem init, int has_init,
@@ -592,51 +688,16 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 // lives at c ^ ((c >> MS_SWZ) & 7)), so that the striped copies and each thread's blocked run
 // of MS_ITEMS elements both touch every bank group once per phase. Requires 16-byte aligned
 // input and output (checked before launch) and elements whose size divides 16.
-#define MS_SWZ {{ swizzle }}
 #define MS_CHUNK_ELEMS ((int)(16 / sizeof(ms_elem)))
 #define MS_TILE_CHUNKS (MS_TILE / MS_CHUNK_ELEMS)
 #define MS_THREAD_CHUNKS (MS_ITEMS / MS_CHUNK_ELEMS)
 static_assert(16 % sizeof(ms_elem) == 0 && MS_ITEMS % (16 / sizeof(ms_elem)) == 0,
               "monoscan: staged tiles need elements whose size divides 16 and whole chunks per thread");
-struct alignas(16) ms_chunk_bits { ms_u32 w[4]; };
 template <typename In>
 union ms_chunk {
     ms_chunk_bits bits;
     In e[MS_CHUNK_ELEMS];
 };
-struct ms_staged_smem {
-    ms_elem warp_sums[MS_WARPS];
-    ms_elem prefix;
-    ms_u32 tile;
-};
-__device__ __forceinline__ int ms_swz(int c) { return c ^ ((c >> MS_SWZ) & 7); }
-__device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
-    ms_u32 a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-// Copies tile `tile` of `in` into `buf` and waits for it: whole 16-byte chunks, the one that
-// straddles the end partly (the rest zero-filled); chunks past the end are not copied.
-template <typename In>
-__device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
-    const char* src = (const char*)(in + (ms_u64)tile * MS_TILE);
-    const ms_i64 bytes = (ms_i64)ms_valid((ms_u64)tile * MS_TILE, n) * (ms_i64)sizeof(In);
-#pragma unroll
-    for (int k = 0; k < MS_THREAD_CHUNKS; ++k) {
-        const int c = k * MS_BLOCK + threadIdx.x;
-        const ms_i64 left = bytes - (ms_i64)c * 16;
-        if (left > 0) {
-            const ms_u32 take = left >= 16 ? 16u : (ms_u32)left;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                         ::"r"(ms_shared_addr(buf + ms_swz(c))), "l"(src + (ms_u64)c * 16), "r"(take)
-                         : "memory");
-        }
-    }
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-    __syncthreads();
-}
-
 template <typename Map>
 __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                           ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
@@ -647,7 +708,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
     __syncthreads();
     const ms_u32 tile = sm.tile;
-    ms_stage_tile(in, n, tile, buf);
+    ms_stage_tile<in_t, true>(in, n, tile, buf);
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     const bool full = valid == (ms_u64)MS_TILE;

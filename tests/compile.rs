@@ -6,7 +6,8 @@ mod common;
 
 use common::gpu::nvrtc;
 use monoscan::codegen::{
-    render, select_shape, textbook_block, tile_shape, KernelSet, KernelSpec, Purpose,
+    render, select_shape, select_staged_shape, textbook_block, tile_shape, KernelSet, KernelSpec,
+    Purpose,
 };
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
@@ -268,6 +269,7 @@ fn mapped_operators_compile_every_tiled_set() {
         }
         if op.elem == "unsigned int" {
             sets.push(KernelSet::Select(select_shape(in_size).unwrap()));
+            sets.push(KernelSet::Select(select_staged_shape(in_size, 90).unwrap()));
         } else {
             // Compaction scans u32 counts: another operator is refused clearly.
             let set = KernelSet::Select(select_shape(in_size).unwrap());
@@ -287,4 +289,61 @@ fn mapped_operators_compile_every_tiled_set() {
             }
         }
     }
+}
+
+/// Both compaction kernels (the register one and the staged one) for input elements of every
+/// size the staged one takes: 1, 2, 4, 8 and 16 bytes.
+#[test]
+fn compaction_kernels_compile_for_every_staged_element_size() {
+    if !nvrtc() {
+        return;
+    }
+    fn check<T: Element>(keep: monoscan::Map<T, u32>) {
+        let size = std::mem::size_of::<T>();
+        let op = Sum::<u32>::new()
+            .cuda()
+            .with_input(keep.as_selection().cuda());
+        let staged = select_staged_shape(size, 90).unwrap();
+        for set in [
+            KernelSet::Select(select_shape(size).unwrap()),
+            KernelSet::Select(staged),
+        ] {
+            let rendered = render(&op, &KernelSpec::new(set)).unwrap();
+            let ptx = compile(&rendered, &op.name, Target::Ptx(90)).unwrap();
+            let text = String::from_utf8(ptx.image).unwrap();
+            for entry in set.entries(true) {
+                assert!(
+                    text.contains(&rendered.entry(entry)),
+                    "{size} bytes: {} lacks {entry}",
+                    set.name()
+                );
+            }
+        }
+        // The staged shape names the staged entry; sm_80 is its oldest target.
+        assert_eq!(
+            KernelSet::Select(staged).entries(true),
+            ["fill", "select_staged"]
+        );
+        let rendered = render(&op, &KernelSpec::new(KernelSet::Select(staged))).unwrap();
+        compile(&rendered, &op.name, Target::Cubin(80)).unwrap();
+    }
+    check(monoscan::Map::new("odd8", "(x & 1) ? 1u : 0u", |x: &u8| {
+        u32::from(x & 1)
+    }));
+    check(monoscan::Map::new("neg16", "x < 0 ? 1u : 0u", |x: &i16| {
+        u32::from(*x < 0)
+    }));
+    check(monoscan::Map::new("neg32", "x < 0 ? 1u : 0u", |x: &i32| {
+        u32::from(*x < 0)
+    }));
+    check(monoscan::Map::new(
+        "pos64",
+        "x > 0.0 ? 1u : 0u",
+        |x: &f64| u32::from(*x > 0.0),
+    ));
+    check(monoscan::Map::new(
+        "small_mat",
+        "x.m[0] < 30u ? 1u : 0u",
+        |x: &Mat2| u32::from(x.m[0] < 30),
+    ));
 }

@@ -265,9 +265,10 @@ fn device_compaction_and_allocation_offsets() {
     }
 }
 
-/// The fused compaction kernel into an input-sized buffer: every element size class, tile
-/// boundaries (its tile is 4096 elements of 4 bytes, fewer items for larger elements), keep
-/// densities from none to all; the untouched tail and a too-small output.
+/// The fused compaction kernels into an input-sized buffer, staged (aligned input) and
+/// register (misaligned input): every element size class, tile boundaries (4096 elements of
+/// 4 bytes, fewer for larger elements), keep densities from none to all; the untouched tail
+/// and a too-small output.
 #[test]
 fn compaction_into_a_buffer_keeps_order_and_the_tail() {
     let Some(g) = gpu() else { return };
@@ -282,18 +283,21 @@ fn compaction_into_a_buffer_keeps_order_and_the_tail() {
         what: &str,
     ) {
         let s = g.stream();
-        let d = s.clone_htod(xs).unwrap();
-        let mut out = s.clone_htod(&vec![fill; xs.len() + 3]).unwrap();
-        let count = g.compact_into(&d, keep, &mut out).unwrap() as usize;
-        let want: Vec<T> = xs.iter().copied().filter(|x| host_keep(x)).collect();
-        assert_eq!(count, want.len(), "{what}: count n={}", xs.len());
-        let got = s.clone_dtoh(&out).unwrap();
-        assert_eq!(got[..count], want[..], "{what}: kept n={}", xs.len());
-        assert!(
-            got[count..].iter().all(|x| *x == fill),
-            "{what}: tail n={}",
-            xs.len()
-        );
+        let whole = s.clone_htod(xs).unwrap();
+        // From the start (16-byte aligned: the staged kernel where the size allows) and from
+        // the second element (misaligned for sizes below 16: the register kernel).
+        for skip in [0, 1.min(xs.len())] {
+            let d = whole.slice(skip..);
+            let xs = &xs[skip..];
+            let mut out = s.clone_htod(&vec![fill; xs.len() + 3]).unwrap();
+            let count = g.compact_into(&d, keep, &mut out).unwrap() as usize;
+            let want: Vec<T> = xs.iter().copied().filter(|x| host_keep(x)).collect();
+            let what = format!("{what}, from element {skip}, n={}", xs.len());
+            assert_eq!(count, want.len(), "{what}: count");
+            let got = s.clone_dtoh(&out).unwrap();
+            assert_eq!(got[..count], want[..], "{what}: kept");
+            assert!(got[count..].iter().all(|x| *x == fill), "{what}: tail");
+        }
     }
     for n in [1usize, 31, 4095, 4096, 4097, 3 * 4096 + 5, 1_000_003] {
         let ints: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32).collect();

@@ -10,7 +10,8 @@ mod op;
 mod shape;
 
 pub use shape::{
-    select_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape, SMEM_LIMIT,
+    select_shape, select_staged_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape,
+    SMEM_LIMIT,
 };
 
 use crate::error::{Error, Result};
@@ -48,8 +49,10 @@ pub enum KernelSet {
     OneTile(TileShape),
     /// `combine_pairs`, for [`crate::verify`].
     Check,
-    /// `select_mapped`: stream compaction in one pass, the single-pass scan of the map's keep
-    /// counts fused with the scatter (u32 counts; operators with an input map only).
+    /// Stream compaction in one pass, the single-pass scan of the map's keep counts fused with
+    /// the scatter (u32 counts; operators with an input map only): `select_staged` (tile
+    /// copied into shared memory, sm_80 and newer) when the shape is staged, else
+    /// `select_mapped` (tile held in registers).
     Select(TileShape),
 }
 
@@ -98,6 +101,7 @@ impl KernelSet {
             KernelSet::SinglePass(_) => &["fill", "scan_single_pass", "tile_scan"],
             KernelSet::OneTile(_) => &["fill", "tile_scan"],
             KernelSet::Check => &["fill", "combine_pairs"],
+            KernelSet::Select(s) if s.staged => &["fill", "select_staged"],
             KernelSet::Select(_) => &["fill", "select_mapped"],
         }
     }
@@ -186,6 +190,7 @@ struct BodyCtx<'a> {
     tile_scan: bool,
     single_pass: bool,
     select: bool,
+    select_staged: bool,
 }
 
 fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
@@ -232,6 +237,7 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             // emits is not loaded.
             ctx.single_pass = true;
             ctx.select = true;
+            ctx.select_staged = s.staged;
         }
         KernelSet::Check => {}
     }

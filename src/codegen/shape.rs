@@ -329,6 +329,27 @@ pub fn select_shape(in_size: usize) -> Result<TileShape> {
     check(shape, 4)
 }
 
+/// The tile of the staged select kernel (`select_staged`: the tile copied into shared memory
+/// with `cp.async`, no elements held in registers while the block looks back) for input
+/// elements of `in_size` bytes on compute capability `cc`: 128 threads, tiles of 16 KiB (4 KiB
+/// and 8 KiB for 1- and 2-byte elements, at most 32 rounds per warp: one ballot per lane).
+/// `None` where it does not apply (before sm_80, or sizes other than 1, 2, 4, 8 and 16 bytes),
+/// and the register kernel ([`select_shape`]) runs instead.
+pub fn select_staged_shape(in_size: usize, cc: u32) -> Option<TileShape> {
+    if cc < 80 || !matches!(in_size, 1 | 2 | 4 | 8 | 16) {
+        return None;
+    }
+    let shape = TileShape {
+        block: 128,
+        items: (16 * 1024 / (128 * in_size)).min(32) as u32,
+        layout: StateLayout::for_size(4),
+        lookback: 1,
+        staged: true,
+    };
+    debug_assert!(shape.staged_smem_bytes(in_size) % (16 * shape.block as usize) == 0);
+    Some(shape)
+}
+
 /// Threads per block of the textbook kernels for elements of `size` bytes: the largest power
 /// of two up to 1024 whose Brent-Kung section (2 x threads elements) fits in shared memory.
 pub fn textbook_block(size: usize) -> Result<u32> {
@@ -386,6 +407,26 @@ mod tests {
         }
         assert_eq!(select_shape(4).unwrap().tile(), 4096);
         assert!(select_shape(2000).is_err());
+    }
+
+    #[test]
+    fn staged_select_shapes_are_whole_chunks_per_thread() {
+        for size in [1, 2, 4, 8, 16] {
+            let s = select_staged_shape(size, 90).unwrap();
+            assert!(
+                s.staged && s.items <= 32 && s.block == 128,
+                "size {size}: {s:?}"
+            );
+            let bytes = s.staged_smem_bytes(size);
+            assert!(
+                bytes <= 16 * 1024 && bytes % (16 * 128) == 0,
+                "size {size}: {bytes}"
+            );
+        }
+        assert_eq!(select_staged_shape(4, 90).unwrap().tile(), 4096);
+        assert!(select_staged_shape(4, 75).is_none());
+        assert!(select_staged_shape(12, 90).is_none());
+        assert!(select_staged_shape(32, 90).is_none());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Stream compaction and allocation offsets on device buffers.
 
 use super::{launch, Gpu};
-use crate::codegen::{select_shape, KernelSet};
+use crate::codegen::{select_shape, select_staged_shape, KernelSet};
 use crate::error::{Error, Result};
 use crate::map::Map;
 use crate::ops::Sum;
@@ -92,7 +92,15 @@ impl Gpu {
         let sum = Sum::<u32>::new();
         let scanner = self.scanner(&sum);
         let mapped = scanner.mapped(&keep);
-        let shape = select_shape(std::mem::size_of::<T>())?;
+        let size = std::mem::size_of::<T>();
+        let (inp, _g1) = input.device_ptr(&self.stream);
+        // The staged kernel (tile copied into shared memory with cp.async) where the
+        // architecture, the element size and a 16-byte aligned input allow; else the register
+        // kernel.
+        let (shape, entry) = match select_staged_shape(size, self.info.cc) {
+            Some(s) if inp % 16 == 0 => (s, "select_staged"),
+            _ => (select_shape(size)?, "select_mapped"),
+        };
         let k = mapped.inner.kernels(KernelSet::Select(shape))?;
         let tiles = (n as u64).div_ceil(shape.tile());
         let tiles32 = u32::try_from(tiles).map_err(|_| {
@@ -100,9 +108,9 @@ impl Gpu {
                 "{n} elements need {tiles} tiles; compaction handles at most 2^32 - 1"
             ))
         })?;
-        let mut total = self.upload(&[0u32])?;
+        // Written by the last tile (n > 0 here, so there is one).
+        let mut total = launch::alloc_for_writes::<u32>(&self.stream, 1)?;
         {
-            let (inp, _g1) = input.device_ptr(&self.stream);
             let (out, _g2) = output.device_ptr_mut(&self.stream);
             let (tot, _g3) = total.device_ptr_mut(&self.stream);
             let mut scratch = self.lock_scratch();
@@ -123,8 +131,9 @@ impl Gpu {
             };
             launch::select(
                 &self.stream,
-                k.function("select_mapped")?,
+                k.function(entry)?,
                 shape.block,
+                shape.staged_smem_bytes(size) as u32,
                 &args,
             )?;
         }

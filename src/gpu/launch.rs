@@ -348,8 +348,9 @@ pub fn alloc_for_writes<T: DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
     // SAFETY: only used for outputs that the kernels queued next on this stream write at every
     // index before anything reads them (a scan writes all its outputs; `Gpu::compact` fills its
-    // exact-size result by a copy of `count` elements), or whose unwritten tail nothing reads
-    // (compaction's input-sized buffer, of which only the first `count` are copied out).
+    // exact-size result by a copy of `count` elements, and its count is written by the last
+    // tile), or whose unwritten tail nothing reads (compaction's input-sized buffer, of which
+    // only the first `count` are copied out).
     unsafe { s.alloc::<T>(n) }.map_err(|e| super::device::alloc_error(s.context(), bytes, e))
 }
 
@@ -373,14 +374,21 @@ pub struct Select {
     pub total: u64,
 }
 
-/// `select_mapped`: stream compaction in one pass (`tiles` blocks of `threads`).
-pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, a: &Select) -> Result<()> {
+/// `select_mapped` (no dynamic shared memory) or `select_staged` (`smem` bytes of tile
+/// buffer): stream compaction in one pass (`tiles` blocks of `threads`).
+pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, smem: u32, a: &Select) -> Result<()> {
     let none = 0u64;
+    let cfg = LaunchConfig {
+        shared_mem_bytes: smem,
+        ..config(u64::from(a.tiles), threads)
+    };
     // SAFETY: kernel `(const in_t* in, in_t* out, ms_u64 n, ms_u32 num_tiles, ms_state* state,
     // ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, ms_elem* total_out)`; in
     // holds n elements and out has room for n (the kept ones are a subset), state one packed
     // word per tile (aggs and incls unused by that layout), counter one zeroed word, total one
     // u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
+    // For select_staged, `smem` is one tile of input (16 KiB at most, within the default 48
+    // KiB) and the caller checked that in is 16-byte aligned, as its cp.async copies require.
     unsafe {
         s.launch_builder(f)
             .arg(&a.inp)
@@ -393,7 +401,7 @@ pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, a: &Select) -> Res
             .arg(&a.counter)
             .arg(&a.epoch)
             .arg(&a.total)
-            .launch(config(u64::from(a.tiles), threads))
+            .launch(cfg)
     }?;
     Ok(())
 }
