@@ -269,7 +269,9 @@ fn mapped_operators_compile_every_tiled_set() {
         }
         if op.elem == "unsigned int" {
             sets.push(KernelSet::Select(select_shape(in_size).unwrap()));
-            sets.push(KernelSet::Select(select_staged_shape(in_size, 90).unwrap()));
+            sets.push(KernelSet::Select(
+                select_staged_shape(in_size, 90).unwrap().unwrap(),
+            ));
         } else {
             // Compaction scans u32 counts: another operator is refused clearly.
             let set = KernelSet::Select(select_shape(in_size).unwrap());
@@ -303,7 +305,7 @@ fn compaction_kernels_compile_for_every_staged_element_size() {
         let op = Sum::<u32>::new()
             .cuda()
             .with_input(keep.as_selection().cuda());
-        let staged = select_staged_shape(size, 90).unwrap();
+        let staged = select_staged_shape(size, 90).unwrap().unwrap();
         for set in [
             KernelSet::Select(select_shape(size).unwrap()),
             KernelSet::Select(staged),

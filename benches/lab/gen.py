@@ -27,10 +27,10 @@ __device__ __forceinline__ ms_u64 ms_gt() { ms_u64 t; asm volatile("mov.u64 %0, 
     rep('''    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
     __syncthreads();
     const ms_u32 tile = sm.tile;
-    ms_stage_tile(in, n, tile, buf);''', '''    if (threadIdx.x == 0) { sm.tile = atomicAdd(counter, 1u); if (g_trace) { g_trace[(ms_u64)sm.tile*16+0] = ms_gt(); } TR(sm.tile, 1); }
+    ms_stage_tile<in_t, true>(in, n, tile, buf);''', '''    if (threadIdx.x == 0) { sm.tile = atomicAdd(counter, 1u); if (g_trace) { g_trace[(ms_u64)sm.tile*16+0] = ms_gt(); } TR(sm.tile, 1); }
     __syncthreads();
     const ms_u32 tile = sm.tile;
-    ms_stage_tile(in, n, tile, buf);
+    ms_stage_tile<in_t, true>(in, n, tile, buf);
     if (threadIdx.x == 0) TR(tile, 2);''')
     rep('''    if (threadIdx.x < 32) {
         const ms_elem prefix = ms_lookback(''', '''    if (threadIdx.x == 0) TR(tile, 3);

@@ -187,7 +187,7 @@ impl Ctx<'_> {
                 // the count read back. An aligned input takes the staged kernel (sm_80 and
                 // newer), one that starts at the second element the register kernel.
                 let mut room = s.alloc_zeros::<i32>(n)?;
-                let staged = select_staged_shape(4, self.gpu.info().cc).is_some();
+                let staged = select_staged_shape(4, self.gpu.info().cc)?.is_some();
                 for (skip, algorithm) in [
                     (
                         0,

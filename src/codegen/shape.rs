@@ -128,8 +128,6 @@ impl TileShape {
     }
 }
 
-/// Whether elements of `size` bytes in tiles of `items` per thread can be staged: the size
-/// divides 16 and each thread's run is a power-of-two number of 16-byte chunks.
 /// The shape `<threads>x<items>[x<lookback>]` that the environment variable `var` sets, if
 /// any; `lookback` false refuses the look-back part.
 fn env_shape(var: &str, lookback: bool) -> Result<Option<(u32, u32, Option<u32>)>> {
@@ -147,6 +145,8 @@ fn env_shape(var: &str, lookback: bool) -> Result<Option<(u32, u32, Option<u32>)
     }
 }
 
+/// Whether elements of `size` bytes in tiles of `items` per thread can be staged: the size
+/// divides 16 and each thread's run is a power-of-two number of 16-byte chunks.
 fn stageable(size: usize, items: u32, cc: u32) -> bool {
     cc >= 80
         && size > 0
@@ -334,20 +334,37 @@ pub fn select_shape(in_size: usize) -> Result<TileShape> {
 /// elements of `in_size` bytes on compute capability `cc`: 128 threads, tiles of 16 KiB (4 KiB
 /// and 8 KiB for 1- and 2-byte elements, at most 32 rounds per warp: one ballot per lane).
 /// `None` where it does not apply (before sm_80, or sizes other than 1, 2, 4, 8 and 16 bytes),
-/// and the register kernel ([`select_shape`]) runs instead.
-pub fn select_staged_shape(in_size: usize, cc: u32) -> Option<TileShape> {
+/// and the register kernel ([`select_shape`]) runs instead. `MONOSCAN_SELECT=<threads>x<items>`
+/// overrides the shape (for tuning): items up to 32, a whole number of 16-byte chunks per
+/// thread, a tile within 48 KiB.
+pub fn select_staged_shape(in_size: usize, cc: u32) -> Result<Option<TileShape>> {
     if cc < 80 || !matches!(in_size, 1 | 2 | 4 | 8 | 16) {
-        return None;
+        return Ok(None);
     }
+    let (block, items) = match env_shape("MONOSCAN_SELECT", false)? {
+        Some((b, i, _)) => (b, i),
+        None => (128, (16 * 1024 / (128 * in_size)).min(32) as u32),
+    };
     let shape = TileShape {
-        block: 128,
-        items: (16 * 1024 / (128 * in_size)).min(32) as u32,
+        block,
+        items,
         layout: StateLayout::for_size(4),
         lookback: 1,
         staged: true,
     };
-    debug_assert!(shape.staged_smem_bytes(in_size) % (16 * shape.block as usize) == 0);
-    Some(shape)
+    let bytes = shape.staged_smem_bytes(in_size);
+    if block == 0
+        || block % 32 != 0
+        || block > 1024
+        || !(1..=32).contains(&items)
+        || bytes % (16 * block as usize) != 0
+        || bytes > SMEM_LIMIT
+    {
+        return Err(Error::invalid(format!(
+            "select shape {block}x{items} for {in_size}-byte elements: threads must be a multiple of 32 up to 1024, items 1 to 32, whole 16-byte chunks per thread and at most {SMEM_LIMIT} bytes per tile"
+        )));
+    }
+    Ok(Some(shape))
 }
 
 /// Threads per block of the textbook kernels for elements of `size` bytes: the largest power
@@ -412,7 +429,7 @@ mod tests {
     #[test]
     fn staged_select_shapes_are_whole_chunks_per_thread() {
         for size in [1, 2, 4, 8, 16] {
-            let s = select_staged_shape(size, 90).unwrap();
+            let s = select_staged_shape(size, 90).unwrap().unwrap();
             assert!(
                 s.staged && s.items <= 32 && s.block == 128,
                 "size {size}: {s:?}"
@@ -423,10 +440,10 @@ mod tests {
                 "size {size}: {bytes}"
             );
         }
-        assert_eq!(select_staged_shape(4, 90).unwrap().tile(), 4096);
-        assert!(select_staged_shape(4, 75).is_none());
-        assert!(select_staged_shape(12, 90).is_none());
-        assert!(select_staged_shape(32, 90).is_none());
+        assert_eq!(select_staged_shape(4, 90).unwrap().unwrap().tile(), 4096);
+        assert!(select_staged_shape(4, 75).unwrap().is_none());
+        assert!(select_staged_shape(12, 90).unwrap().is_none());
+        assert!(select_staged_shape(32, 90).unwrap().is_none());
     }
 
     #[test]

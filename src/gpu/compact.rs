@@ -97,7 +97,7 @@ impl Gpu {
         // The staged kernel (tile copied into shared memory with cp.async) where the
         // architecture, the element size and a 16-byte aligned input allow; else the register
         // kernel.
-        let (shape, entry) = match select_staged_shape(size, self.info.cc) {
+        let (shape, entry) = match select_staged_shape(size, self.info.cc)? {
             Some(s) if inp % 16 == 0 => (s, "select_staged"),
             _ => (select_shape(size)?, "select_mapped"),
         };
