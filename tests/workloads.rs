@@ -327,6 +327,26 @@ fn compaction_into_a_buffer_keeps_order_and_the_tail() {
         });
         case(g, &mats, &small, |x| x.m[0] < 30, Mat2::new([9; 4]), "mat2");
     }
+    // The count left on the device (no synchronisation inside): the same result; an empty
+    // input writes a zero count; an empty count buffer is refused.
+    let xs: Vec<i32> = (0..100_003).map(|_| rng.next_u64() as i32).collect();
+    let d = s.clone_htod(&xs).unwrap();
+    let mut out = s.alloc_zeros::<i32>(xs.len()).unwrap();
+    let mut count = s.clone_htod(&[u32::MAX]).unwrap();
+    let neg = Map::new("neg", "x < 0 ? 1u : 0u", |x: &i32| u32::from(*x < 0));
+    g.compact_into_counted(&d, &neg, &mut out, &mut count)
+        .unwrap();
+    let want: Vec<i32> = xs.iter().copied().filter(|x| *x < 0).collect();
+    assert_eq!(s.clone_dtoh(&count).unwrap(), [want.len() as u32]);
+    assert_eq!(s.clone_dtoh(&out).unwrap()[..want.len()], want[..]);
+    g.compact_into_counted(&d.slice(0..0), &neg, &mut out, &mut count)
+        .unwrap();
+    assert_eq!(s.clone_dtoh(&count).unwrap(), [0]);
+    let mut none = s.alloc_zeros::<u32>(0).unwrap();
+    let err = g
+        .compact_into_counted(&d, &neg, &mut out, &mut none)
+        .unwrap_err();
+    assert!(err.to_string().contains("count buffer is empty"), "{err}");
     // An output without room for every input is refused before anything runs.
     let d = s.clone_htod(&[1i32, 2, 3]).unwrap();
     let mut short = s.clone_htod(&[0i32; 2]).unwrap();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu]
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub]
 # (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
@@ -53,6 +53,21 @@ for part in $parts; do
         done
       done > "$out/latency.log" 2>&1
       echo "== 2^10 latency A/B"; cat "$out/latency.log" ;;
-    *) echo "unknown part $part (tests, bench, lab, sweep, latency, ncu)" ;;
+    select)
+      # Staged select tiles (MONOSCAN_SELECT) on compaction of 2^28 i32, half kept; each run
+      # measures its own copy and the register kernel beside the staged one.
+      for shape in default 256x16 128x16 64x32 96x32 256x32 512x8; do
+        echo "-- compact-i32 2^28 select $shape"
+        ( if [[ $shape != default ]]; then export MONOSCAN_SELECT=$shape; fi
+          timeout 60 .device-stage/run example monoscan bench --cases compact-i32 --min-log2 28 \
+            --max-log2 28 2>&1 | grep -E "select|error" )
+      done > "$out/select.log" 2>&1
+      echo "== staged select tiles"; cat "$out/select.log" ;;
+    cub)
+      # CUB's figures in the same device session (benches/cub/cub_baseline.cu).
+      { nvcc -O3 -std=c++17 -arch=sm_90 benches/cub/cub_baseline.cu -o /tmp/cub_baseline \
+          && timeout 120 /tmp/cub_baseline; } > "$out/cub.log" 2>&1
+      echo "== CUB (rc $?)"; cat "$out/cub.log" ;;
+    *) echo "unknown part $part (tests, bench, lab, sweep, latency, ncu, select, cub)" ;;
   esac
 done

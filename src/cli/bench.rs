@@ -187,21 +187,28 @@ impl Ctx<'_> {
                 // the count read back. An aligned input takes the staged kernel (sm_80 and
                 // newer), one that starts at the second element the register kernel.
                 let mut room = s.alloc_zeros::<i32>(n)?;
+                let mut count = s.alloc_zeros::<u32>(1)?;
                 let staged = select_staged_shape(4, self.gpu.info().cc)?.is_some();
-                for (skip, algorithm) in [
-                    (
-                        0,
-                        if staged {
-                            "select staged"
-                        } else {
-                            "select registers"
-                        },
-                    ),
-                    (1, "select registers (input at +4 B)"),
+                let first = if staged {
+                    "select staged"
+                } else {
+                    "select registers"
+                };
+                // (first element, count left on the device as CUB's DeviceSelect leaves it
+                // instead of read back, label)
+                for (skip, on_device, algorithm) in [
+                    (0, false, first),
+                    (1, false, "select registers (input at +4 B)"),
+                    (0, true, "select, count on device"),
                 ] {
                     let iv = input.slice(skip..skip + n);
                     let t = self.gpu.time(2, self.args.reps, || {
-                        self.gpu.compact_into(&iv, &keep, &mut room).map(|_| ())
+                        if on_device {
+                            self.gpu
+                                .compact_into_counted(&iv, &keep, &mut room, &mut count)
+                        } else {
+                            self.gpu.compact_into(&iv, &keep, &mut room).map(|_| ())
+                        }
                     })?;
                     self.rows.push(Row {
                         case: "compact-i32",
@@ -368,7 +375,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         ("affine-f64", 16, 4),
         ("segsum-f32", 8, 4),
         ("reduce-i32", 4, 2),
-        ("compact-i32", 4, 2),
+        ("compact-i32", 4, 3),
         ("alloc-u32", 4, 1),
     ] {
         if wanted(args, case) {

@@ -72,21 +72,52 @@ impl Gpu {
         keep: &Map<T, u32>,
         output: &mut O,
     ) -> Result<u64> {
-        let n = input.len();
-        if n as u64 > u64::from(u32::MAX) {
-            return Err(Error::invalid(format!(
-                "compaction counts in 32 bits: at most {} elements, got {n}",
-                u32::MAX
-            )));
-        }
-        if output.len() < n {
-            return Err(Error::invalid(format!(
-                "the compaction output has room for {} elements; it needs {n}, one per input element",
-                output.len()
-            )));
-        }
-        if n == 0 {
+        if input.len() == 0 {
+            self.check_compaction(input.len(), output.len(), 1)?;
             return Ok(0);
+        }
+        // Written by the last tile (the input is not empty, so there is one).
+        let mut count = launch::alloc_for_writes::<u32>(&self.stream, 1)?;
+        self.compact_into_counted(input, keep, output, &mut count)?;
+        Ok(u64::from(self.stream.clone_dtoh(&count)?[0]))
+    }
+
+    /// [`Gpu::compact_into`] without the synchronisation: queues the compaction on this GPU's
+    /// stream and leaves the number of kept elements in `count[0]` on the device, as CUB's
+    /// `DeviceSelect` does, for work that reads it on the GPU.
+    ///
+    /// ```
+    /// use monoscan::{Gpu, Map};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => return Ok(()), Err(e) => return Err(e) };
+    /// let even = Map::new("even", "(x & 1) == 0 ? 1u : 0u", |x: &i32| u32::from(x & 1 == 0));
+    /// let xs = gpu.stream().clone_htod(&[1, 2, 3, 4, 6])?;
+    /// let mut out = gpu.stream().alloc_zeros::<i32>(5)?;
+    /// let mut count = gpu.stream().alloc_zeros::<u32>(1)?;
+    /// gpu.compact_into_counted(&xs, &even, &mut out, &mut count)?;
+    /// assert_eq!(gpu.stream().clone_dtoh(&count)?, [3]);
+    /// assert_eq!(gpu.stream().clone_dtoh(&out)?[..3], [2, 4, 6]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compact_into_counted<T, I, O, C>(
+        &self,
+        input: &I,
+        keep: &Map<T, u32>,
+        output: &mut O,
+        count: &mut C,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+        C: DevicePtrMut<u32>,
+    {
+        let n = input.len();
+        self.check_compaction(n, output.len(), count.len())?;
+        if n == 0 {
+            self.stream.memset_zeros(count)?;
+            return Ok(());
         }
         let keep = keep.as_selection();
         let sum = Sum::<u32>::new();
@@ -108,11 +139,9 @@ impl Gpu {
                 "{n} elements need {tiles} tiles; compaction handles at most 2^32 - 1"
             ))
         })?;
-        // Written by the last tile (n > 0 here, so there is one).
-        let mut total = launch::alloc_for_writes::<u32>(&self.stream, 1)?;
         {
             let (out, _g2) = output.device_ptr_mut(&self.stream);
-            let (tot, _g3) = total.device_ptr_mut(&self.stream);
+            let (tot, _g3) = count.device_ptr_mut(&self.stream);
             let mut scratch = self.lock_scratch();
             let (state, counter, epoch) = scratch.single_pass(
                 &self.stream,
@@ -137,7 +166,29 @@ impl Gpu {
                 &args,
             )?;
         }
-        Ok(u64::from(self.stream.clone_dtoh(&total)?[0]))
+        Ok(())
+    }
+
+    /// The arguments of a compaction of `n` elements into `room` elements with a count buffer
+    /// of `count_len`: errors, before anything is queued.
+    fn check_compaction(&self, n: usize, room: usize, count_len: usize) -> Result<()> {
+        if n as u64 > u64::from(u32::MAX) {
+            return Err(Error::invalid(format!(
+                "compaction counts in 32 bits: at most {} elements, got {n}",
+                u32::MAX
+            )));
+        }
+        if room < n {
+            return Err(Error::invalid(format!(
+                "the compaction output has room for {room} elements; it needs {n}, one per input element"
+            )));
+        }
+        if count_len == 0 {
+            return Err(Error::invalid(
+                "the compaction count buffer is empty; it needs one u32",
+            ));
+        }
+        Ok(())
     }
 
     /// Allocation offsets: the exclusive scan of per-item `requests` (sizes; zeros allowed),
