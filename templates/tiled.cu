@@ -277,6 +277,18 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 #define MS_LB {{ lookback }}
 #define MS_AGG 1u
 #define MS_INCL 2u
+// Thread 0 claims the block's tile number (the last claimant resets the counter); every
+// thread of the block returns it.
+template <typename Smem>
+__device__ __forceinline__ ms_u32 ms_claim_tile(ms_u32* counter, ms_u32 num_tiles, Smem& sm) {
+    if (threadIdx.x == 0) {
+        const ms_u32 t = atomicAdd(counter, 1u);
+        if (t == num_tiles - 1) atomicExch(counter, 0u);
+        sm.tile = t;
+    }
+    __syncthreads();
+    return sm.tile;
+}
 {% if layout == "packed64" %}
 // Status and value in one 64-bit word (elements of at most 4 bytes): status in the high half.
 typedef ms_u64 ms_state;
@@ -576,13 +588,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     typedef MsMap::in_t in_t;
     __shared__ ms_select_smem sm;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) {
-        const ms_u32 t = atomicAdd(counter, 1u);
-        if (t == num_tiles - 1) atomicExch(counter, 0u);
-        sm.tile = t;
-    }
-    __syncthreads();
-    const ms_u32 tile = sm.tile;
+    const ms_u32 tile = ms_claim_tile(counter, num_tiles, sm);
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     in_t* wbuf = sm.buf[warp];
@@ -635,13 +641,7 @@ __device__ __forceinline__ void ms_single_pass(const typename Map::in_t* in, ms_
                               ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                               ms_u32 epoch, int exclusive, ms_elem init, int has_init,
                               ms_elem* total_out, ms_tile_smem& sm) {
-    if (threadIdx.x == 0) {
-        const ms_u32 t = atomicAdd(counter, 1u);
-        if (t == num_tiles - 1) atomicExch(counter, 0u);
-        sm.tile = t;
-    }
-    __syncthreads();
-    const ms_u32 tile = sm.tile;
+    const ms_u32 tile = ms_claim_tile(counter, num_tiles, sm);
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     ms_elem items[MS_ITEMS];

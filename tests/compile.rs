@@ -228,6 +228,21 @@ fn a_layout_mismatch_is_a_layout_error() {
         .contains("layout mismatch for element `pair_t`"));
 }
 
+/// Compiles `set` for `op` to sm_90 PTX and checks that it holds every entry point of the set
+/// (mapped variants included).
+fn compile_with_entries(op: &CudaOp, set: KernelSet, what: &str) {
+    let rendered = render(op, &KernelSpec::new(set)).unwrap();
+    let ptx = compile(&rendered, &op.name, Target::Ptx(90)).unwrap();
+    let text = String::from_utf8(ptx.image).unwrap();
+    for entry in set.entries(true) {
+        assert!(
+            text.contains(&rendered.entry(entry)),
+            "{what}: {} lacks {entry}",
+            set.name()
+        );
+    }
+}
+
 /// Operators with a fused input map get `_mapped` kernel variants; those of u32 counts, the
 /// fused compaction kernel.
 #[test]
@@ -279,16 +294,7 @@ fn mapped_operators_compile_every_tiled_set() {
             assert!(err.to_string().contains("4-byte counts"), "{err}");
         }
         for set in sets {
-            let rendered = render(&op, &KernelSpec::new(set)).unwrap();
-            let ptx = compile(&rendered, &op.name, Target::Ptx(90)).unwrap();
-            let text = String::from_utf8(ptx.image).unwrap();
-            for entry in set.entries(true) {
-                assert!(
-                    text.contains(&rendered.entry(entry)),
-                    "{} lacks {entry}",
-                    set.name()
-                );
-            }
+            compile_with_entries(&op, set, &op.name);
         }
     }
 }
@@ -310,16 +316,7 @@ fn compaction_kernels_compile_for_every_staged_element_size() {
             KernelSet::Select(select_shape(size).unwrap()),
             KernelSet::Select(staged),
         ] {
-            let rendered = render(&op, &KernelSpec::new(set)).unwrap();
-            let ptx = compile(&rendered, &op.name, Target::Ptx(90)).unwrap();
-            let text = String::from_utf8(ptx.image).unwrap();
-            for entry in set.entries(true) {
-                assert!(
-                    text.contains(&rendered.entry(entry)),
-                    "{size} bytes: {} lacks {entry}",
-                    set.name()
-                );
-            }
+            compile_with_entries(&op, set, &format!("{size} bytes"));
         }
         // The staged shape names the staged entry; sm_80 is its oldest target.
         assert_eq!(
