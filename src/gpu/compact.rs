@@ -72,11 +72,7 @@ impl Gpu {
         keep: &Map<T, u32>,
         output: &mut O,
     ) -> Result<u64> {
-        if input.len() == 0 {
-            self.check_compaction(input.len(), output.len(), 1)?;
-            return Ok(0);
-        }
-        // Written by the last tile (the input is not empty, so there is one).
+        // Written by the last tile, or zeroed for an empty input.
         let mut count = launch::alloc_for_writes::<u32>(&self.stream, 1)?;
         self.compact_into_counted(input, keep, output, &mut count)?;
         Ok(u64::from(self.stream.clone_dtoh(&count)?[0]))

@@ -349,12 +349,12 @@ pub fn alloc_for_writes<T: DeviceRepr>(s: &Arc<CudaStream>, n: usize) -> Result<
     // SAFETY: only used for outputs that the kernels queued next on this stream write at every
     // index before anything reads them (a scan writes all its outputs; `Gpu::compact` fills its
     // exact-size result by a copy of `count` elements, and its count is written by the last
-    // tile), or whose unwritten tail nothing reads (compaction's input-sized buffer, of which
-    // only the first `count` are copied out).
+    // tile or zeroed for an empty input), or whose unwritten tail nothing reads (compaction's
+    // input-sized buffer, of which only the first `count` are copied out).
     unsafe { s.alloc::<T>(n) }.map_err(|e| super::device::alloc_error(s.context(), bytes, e))
 }
 
-/// Arguments of `select_mapped`.
+/// Arguments of `select_mapped` and `select_staged`.
 pub struct Select {
     /// Input (n elements of the map's input type).
     pub inp: u64,
