@@ -6,7 +6,8 @@
 //   KFILE (kernel source to include), KNAME (entry), VNAME (label), SMEM_BYTES (dynamic shared
 //   memory per block; larger values lower the blocks per SM), THREADS (per block),
 //   TILE_ELEMS (elements per tile, default MS_TILE), PROP (launch variants/propagator.inc's
-//   warp beside the scan on a second stream, with this much shared memory), TRACE.
+//   warp beside the scan on a second stream, with this much shared memory), TRACE, TMA (pass
+//   variants/tma.inc's tensor maps).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -88,6 +89,9 @@ int main(int argc, char** argv) {
     cudaEvent_t ev_fork, ev_join; CHECK(cudaEventCreateWithFlags(&ev_fork, cudaEventDisableTiming)); CHECK(cudaEventCreateWithFlags(&ev_join, cudaEventDisableTiming));
     CHECK(cudaFuncSetAttribute(ms_propagate, cudaFuncAttributeMaxDynamicSharedMemorySize, PROP));
 #endif
+#ifdef TMA  // variants/tma.inc: tensor maps of the input and output, one box per tile
+    const CUtensorMap tin = ms_tma_map(in, n * E, MS_BLOCK), tout = ms_tma_map(out, n * E, MS_BLOCK);
+#endif
     auto launch = [&] {
         ++epoch;
         CHECK(cudaMemsetAsync(counter, 0, 4));
@@ -96,7 +100,11 @@ int main(int argc, char** argv) {
         ms_propagate<<<1, 32, PROP, s2>>>((ms_state*)state, tiles, epoch);
         CHECK(cudaEventRecord(ev_join, s2));
 #endif
+#ifdef TMA
+        KNAME<<<grid, THREADS, smem>>>(in, out, n, tiles, (ms_state*)state, nullptr, nullptr, counter, epoch, 0, ms_elem{}, 0, nullptr, tin, tout);
+#else
         KNAME<<<grid, THREADS, smem>>>(in, out, n, tiles, (ms_state*)state, nullptr, nullptr, counter, epoch, 0, ms_elem{}, 0, nullptr);
+#endif
 #ifdef PROP
         CHECK(cudaStreamWaitEvent(0, ev_join, 0));
 #endif

@@ -6,6 +6,7 @@
 #   rescan   session 4: tiles re-read from L2 instead of held (variants/rescan.inc)
 #   pipeline session 4: resident grids with several tiles in flight per block (variants/pipeline.inc,
 #            and the warp-specialised variants/split.inc)
+#   tma      session 6: tiles moved by tensor copies (variants/tma.inc)
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -21,11 +22,11 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
-  nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS="$t" "$@" harness.cu -o "$o" > "$o.log" 2>&1 \
+  nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS="$t" "$@" harness.cu -o "$o" -lcuda > "$o.log" 2>&1 \
     || { echo "build of $o failed:"; grep -m 10 error "$o.log"; }; }
 case $mode in
   traces)
@@ -70,6 +71,16 @@ case $mode in
     build mm_sp12 all_matmod_256_4_8.cu ms_split 196608 288 "matmod split 256x4, 12 stages, look-back 8 per lane" -DMATMOD -DPERSIST=0 -DSP_STAGES=12 -DSP_MINB=1 &
     build mm_sp2_64 all_matmod_64_8.cu ms_split 16384 96 "matmod split 64x8, 2 stages" -DMATMOD -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=12 &
     runs="staged st64 pl2 pl3 pl2_16 sp2 sp2_16 sp3_16 sp2_64 sp12_512 sp12_512_8 sp12_256_8 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64 mm_sp12" ;;
+  tma)
+    # Session 6: the tile loaded (and optionally stored) by one tensor copy (variants/tma.inc).
+    # TMA_DYN keeps all shared state in the dynamic buffer (no 1 KiB alignment padding).
+    build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
+    build tma all_128_32.cu ms_tma 16384 128 "tma load 128x32, static state" -DTMA &
+    build tmad all_128_32.cu ms_tma 16448 128 "tma load 128x32" -DTMA -DTMA_DYN=1 &
+    build tmad_h all_128_32.cu ms_tma 16448 128 "tma load 128x32, evict_first" -DTMA -DTMA_DYN=1 -DTMA_HINT=1 &
+    build tmad_st all_128_32.cu ms_tma 16448 128 "tma load + tma store 128x32" -DTMA -DTMA_DYN=1 -DTMA_STORE=1 &
+    build tmad_tr all_128_32.cu ms_tma 16448 128 "tma load 128x32 (traced)" -DTMA -DTMA_DYN=1 -DTRACE &
+    runs="staged tmad tmad_h tmad_st tma staged tmad tmad_h tmad_st tma tmad_tr" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
@@ -85,7 +96,7 @@ case $mode in
         "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
     done
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
