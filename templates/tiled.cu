@@ -698,21 +698,59 @@ union ms_chunk {
     ms_chunk_bits bits;
     In e[MS_CHUNK_ELEMS];
 };
+{% if tma %}// The TMA form (sm_90 and newer): a full tile arrives by one tensor copy, issued by one
+// thread, instead of MS_TILE_CHUNKS cp.async copies, so the load/store unit carries only the
+// look-back's traffic (measured in docs/performance.md). The tensor map (built by the host)
+// views the input as rows of 128 bytes, one row per thread's run, in boxes of MS_BLOCK rows,
+// with the 128-byte swizzle: chunk c of row r lands at c ^ (r & 7) from a buffer aligned to
+// 1 KiB, which is ms_swz with MS_SWZ 3. The block's state and its mbarrier follow the tile in
+// dynamic shared memory (MS_TMA_STATE bytes); the kernel has no static shared memory.
+struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
+#define MS_TMA_STATE {{ tma_state }}
+static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
+static_assert((sizeof(ms_staged_smem) + 15) / 16 * 16 + 16 <= MS_TMA_STATE,
+              "monoscan: the TMA form's block state does not fit after the tile");
+// Copies full tile `tile` into `buf` with one tensor copy and waits for it on `bar`
+// (initialised by thread 0 before the block's first barrier; used once, so phase 0).
+__device__ __forceinline__ void ms_tma_tile(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf, ms_u64* bar) {
+    const ms_u32 b = ms_shared_addr(bar);
+    if (threadIdx.x == 0) {
+        asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
+                     ::"r"(b), "r"((ms_u32)(MS_TILE * sizeof(ms_elem))) : "memory");
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
+                     ::"r"(ms_shared_addr(buf)), "l"(map), "r"(0), "r"((int)(tile * MS_BLOCK)), "r"(b) : "memory");
+    }
+    asm volatile("{ .reg .pred p; MS_TMA_WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra MS_TMA_WAIT_%=; }"
+                 ::"r"(b) : "memory");
+}
+{% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form.
 template <typename Map>
 __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                           ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                                           ms_u32 epoch, int exclusive, ms_elem init, int has_init,
-                                          ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm) {
+                                          ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm,
+                                          const void* tmap, ms_u64* bar) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
-    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
+    if (threadIdx.x == 0) {
+        sm.tile = atomicAdd(counter, 1u);
+{% if tma %}        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
+                     ::"r"(ms_shared_addr(bar)) : "memory");
+{% endif %}    }
     __syncthreads();
     const ms_u32 tile = sm.tile;
-    ms_stage_tile<in_t, true>(in, n, tile, buf);
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     const bool full = valid == (ms_u64)MS_TILE;
-    const int first = threadIdx.x * MS_ITEMS;
+{% if tma %}    // A tensor copy for a full tile in a buffer aligned as the swizzle assumes; cp.async
+    // (the same layout) for the last, partial tile.
+    if (full && (ms_shared_addr(buf) & 1023) == 0) {
+        ms_tma_tile((const ms_tensor_map*)tmap, tile, buf, bar);
+    } else {
+        ms_stage_tile<in_t, true>(in, n, tile, buf);
+    }
+{% else %}    ms_stage_tile<in_t, true>(in, n, tile, buf);
+{% endif %}    const int first = threadIdx.x * MS_ITEMS;
     // This thread's run, folded in order; elements past the end count as the identity.
     ms_elem acc = MsOp::identity();
 #pragma unroll
@@ -770,22 +808,36 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
         }
     }
 }
-extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{% if tma %}// The TMA form's shared memory: the tile, then the block's state, then the mbarrier.
+#define MS_STAGED_SMEM \
+    extern __shared__ __align__(128) ms_chunk_bits ms_stage_buffers[]; \
+    ms_staged_smem& sm = *(ms_staged_smem*)(ms_stage_buffers + MS_TILE_CHUNKS); \
+    ms_u64* bar = (ms_u64*)((char*)&sm + (sizeof(ms_staged_smem) + 15) / 16 * 16); \
+    const void* tmap = &tin;
+#define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin
+// As many blocks per SM as shared memory allows: registers must never be what lowers it.
+#define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK, {{ tma_min_blocks }})
+{% else %}#define MS_STAGED_SMEM \
+    extern __shared__ ms_chunk_bits ms_stage_buffers[]; \
+    __shared__ ms_staged_smem sm; \
+    ms_u64* bar = 0; \
+    const void* tmap = 0;
+#define MS_TMA_PARAM
+#define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK)
+{% endif %}extern "C" __global__ void MS_STAGED_BOUNDS
 {{ prefix }}_scan_staged(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                          ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                         ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
-    extern __shared__ ms_chunk_bits ms_stage_buffers[];
-    __shared__ ms_staged_smem sm;
+                         ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out MS_TMA_PARAM) {
+    MS_STAGED_SMEM
     ms_staged<MsNoMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
-                       has_init, total_out, ms_stage_buffers, sm);
+                       has_init, total_out, ms_stage_buffers, sm, tmap, bar);
 }
-{% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{% if map %}extern "C" __global__ void MS_STAGED_BOUNDS
 {{ prefix }}_scan_staged_mapped(const MsMap::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                 ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                                ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out) {
-    extern __shared__ ms_chunk_bits ms_stage_buffers[];
-    __shared__ ms_staged_smem sm;
+                                ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out MS_TMA_PARAM) {
+    MS_STAGED_SMEM
     ms_staged<MsMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
-                     has_init, total_out, ms_stage_buffers, sm);
+                     has_init, total_out, ms_stage_buffers, sm, tmap, bar);
 }
 {% endif %}{% endif %}{% endif %}

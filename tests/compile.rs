@@ -37,6 +37,8 @@ fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
     ];
     // Elements whose size divides 16 also get the staged scan (sm_80 and newer).
     assert_eq!(staged.staged, cc >= 80 && 16 % size == 0, "size {size}");
+    // On sm_90 and newer the staged tiles (one 128-byte run per thread) load by tensor copies.
+    assert_eq!(staged.tma, staged.staged && cc >= 90, "size {size}");
     if staged.staged {
         sets.push(KernelSet::SinglePass(staged));
     }

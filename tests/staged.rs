@@ -1,6 +1,7 @@
-//! The staged single-pass scan (persistent blocks, tiles streamed into shared memory with
-//! cp.async) over several shapes, chosen through `MONOSCAN_STAGED`. This binary holds one test
-//! so that setting the variable races with nothing.
+//! The staged single-pass scan (tiles streamed into shared memory with cp.async, or on sm_90
+//! and newer with one tensor copy) over several shapes, chosen through `MONOSCAN_STAGED`, and
+//! the default shapes with and without the tensor copies (`MONOSCAN_TMA`). This binary holds
+//! one test so that setting the variables races with nothing.
 
 mod common;
 
@@ -95,15 +96,58 @@ fn staged_shapes_agree_with_the_sequential_scan() {
         std::env::set_var("MONOSCAN_STAGED", maps_shape);
         let st = tile_shape(16, gpu.info().cc, Purpose::Staged).unwrap();
         assert!(st.staged, "{maps_shape} should stage affine f64: {st:?}");
-        // Not commutative: a tile combined out of order gives a different map. Any grouping
-        // of n - 1 compositions errs by at most about (n - 1) eps sum(|a| + |b|).
-        let scale: f64 = maps.iter().map(|m| m.a.abs() + m.b.abs()).sum();
-        let tol = Tolerance {
-            rel: 0.0,
-            abs: 2.0 * (maps.len() as f64 + 2.0) * f64::EPSILON * (scale + 1.0),
-        };
         let what = format!("{maps_shape} affine f64");
-        check(gpu, &Affine::<f64>::new(), &maps, tol, &what);
+        check(gpu, &Affine::<f64>::new(), &maps, affine_tol(&maps), &what);
     }
     std::env::remove_var("MONOSCAN_STAGED");
+
+    // The default shapes, loaded by cp.async and (sm_90 and newer) by one tensor copy per tile.
+    let cc = gpu.info().cc;
+    for tma in ["0", "1"] {
+        std::env::set_var("MONOSCAN_TMA", tma);
+        let on = tma == "1" && cc >= 90;
+        let st = tile_shape(4, cc, Purpose::Staged).unwrap();
+        assert_eq!(st.tma, on, "MONOSCAN_TMA={tma} on sm_{cc}: {st:?}");
+        let tile = st.tile() as usize;
+        for n in [tile + 1, 3 * tile, 7 * tile + 5, ints.len()] {
+            let what = format!("default shape, MONOSCAN_TMA={tma}, sum i32");
+            check(gpu, &Sum::<i32>::new(), &ints[..n], Tolerance::EXACT, &what);
+        }
+        assert_eq!(tile_shape(16, cc, Purpose::Staged).unwrap().tma, on);
+        let what = format!("default shape, MONOSCAN_TMA={tma}, affine f64");
+        check(gpu, &Affine::<f64>::new(), &maps, affine_tol(&maps), &what);
+        // The listing counts the tile buffer against residency.
+        let sum = Sum::<i32>::new();
+        let scanner = gpu.scanner(&sum).algorithm(Algorithm::SinglePass);
+        scanner.prepare().unwrap();
+        let info = scanner.kernel_info().unwrap();
+        let staged = info
+            .iter()
+            .find(|k| k.name.ends_with(" scan_staged") && k.name.contains("staged-"))
+            .expect("the staged kernel is loaded");
+        assert_eq!(
+            staged.dynamic_shared_bytes as usize,
+            st.staged_smem_bytes(4)
+        );
+        assert!(
+            staged.blocks_per_sm >= 1
+                && staged.blocks_per_sm * staged.dynamic_shared_bytes <= 228 * 1024,
+            "{staged:?}"
+        );
+        assert_eq!(staged.name.contains("tma-"), on, "{staged:?}");
+    }
+    std::env::set_var("MONOSCAN_TMA", "2");
+    let err = tile_shape(4, cc, Purpose::Staged).unwrap_err();
+    assert!(err.to_string().contains("MONOSCAN_TMA=2"), "{err}");
+    std::env::remove_var("MONOSCAN_TMA");
+}
+
+/// Not commutative: a tile combined out of order gives a different map. Any grouping of n - 1
+/// compositions errs by at most about (n - 1) eps sum(|a| + |b|).
+fn affine_tol(maps: &[AffineMap<f64>]) -> Tolerance {
+    let scale: f64 = maps.iter().map(|m| m.a.abs() + m.b.abs()).sum();
+    Tolerance {
+        rel: 0.0,
+        abs: 2.0 * (maps.len() as f64 + 2.0) * f64::EPSILON * (scale + 1.0),
+    }
 }

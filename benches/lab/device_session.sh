@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub]
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma]
 # (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
@@ -41,6 +41,22 @@ for part in $parts; do
         done; }
       { sweep sum-i32 28 64x32 32x64; sweep affine-f64 26 64x8 32x16; sweep segsum-f32 27 64x16 32x32; } > "$out/sweep.log" 2>&1
       echo "== 8 KiB staged tiles"; cat "$out/sweep.log" ;;
+    tma)
+      # Session 6: staged tiles loaded by cp.async (MONOSCAN_TMA=0: 128-thread tiles for
+      # elements up to 8 bytes) against one tensor copy per tile (the sm_90 default, 192-thread
+      # tiles), and the TMA form with the old 128-thread tiles; two rounds, alternating; each
+      # run measures its own copy.
+      for round in 1 2; do
+        for c in "MONOSCAN_TMA=0 sum-i32 28" "MONOSCAN_STAGED=128x32 sum-i32 28" "MONOSCAN_TMA=1 sum-i32 28" \
+                 "MONOSCAN_TMA=0 affine-f64 26" "MONOSCAN_TMA=1 affine-f64 26" \
+                 "MONOSCAN_TMA=0 segsum-f32 27" "MONOSCAN_STAGED=128x16 segsum-f32 27" "MONOSCAN_TMA=1 segsum-f32 27"; do
+          set -- $c
+          echo "-- round $round, $1, $2 2^$3"
+          env "$1" timeout 60 .device-stage/run example monoscan bench --cases "$2" \
+            --min-log2 "$3" --max-log2 "$3" --algos single-pass 2>&1 | grep -E "single-pass|error"
+        done
+      done > "$out/tma.log" 2>&1
+      echo "== tma"; cat "$out/tma.log" ;;
     latency)
       # The 2^10 latency line with the small one-tile
       # shape (default) and with the single-pass tile it replaces (256x32), alternating.

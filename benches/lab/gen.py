@@ -24,14 +24,15 @@ __device__ __forceinline__ ms_u64 ms_gt() { ms_u64 t; asm volatile("mov.u64 %0, 
         nonlocal src
         assert a in src, a[:60]
         src = src.replace(a, b)
-    rep('''    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
-    __syncthreads();
-    const ms_u32 tile = sm.tile;
-    ms_stage_tile<in_t, true>(in, n, tile, buf);''', '''    if (threadIdx.x == 0) { sm.tile = atomicAdd(counter, 1u); if (g_trace) { g_trace[(ms_u64)sm.tile*16+0] = ms_gt(); } TR(sm.tile, 1); }
-    __syncthreads();
-    const ms_u32 tile = sm.tile;
-    ms_stage_tile<in_t, true>(in, n, tile, buf);
-    if (threadIdx.x == 0) TR(tile, 2);''')
+    rep('''        sm.tile = atomicAdd(counter, 1u);
+    }''', '''        sm.tile = atomicAdd(counter, 1u);
+        if (g_trace) { g_trace[(ms_u64)sm.tile*16+0] = ms_gt(); }
+        TR(sm.tile, 1);
+    }''')
+    rep('''    ms_stage_tile<in_t, true>(in, n, tile, buf);
+''', '''    ms_stage_tile<in_t, true>(in, n, tile, buf);
+    if (threadIdx.x == 0) TR(tile, 2);
+''')
     rep('''    if (threadIdx.x < 32) {
         const ms_elem prefix = ms_lookback(''', '''    if (threadIdx.x == 0) TR(tile, 3);
     if (NOLB && threadIdx.x == 0) sm.prefix = MsOp::identity();
@@ -70,7 +71,8 @@ def main():
         op, shape = spec.split(':') if ':' in spec else ('sum', spec)
         op_args, size = (['--op', 'matmod'], 16) if op == 'matmod' else (['--op', 'sum', '--dtype', 'i32'], 4)
         b, it = shape.split('x')[:2]
-        env = dict(os.environ, MONOSCAN_STAGED=shape)
+        # The cp.async form: variants/tma.inc is the lab's tensor-copy kernel.
+        env = dict(os.environ, MONOSCAN_STAGED=shape, MONOSCAN_TMA='0')
         src = subprocess.run(['target/release/monoscan', 'emit', *op_args, '--algo', 'staged'],
                              env=env, capture_output=True, text=True, check=True).stdout
         name = re.search(r'(ms_[0-9a-z_]+)_scan_staged\(', src).group(1) + '_scan_staged'

@@ -180,6 +180,9 @@ struct BodyCtx<'a> {
     layout: &'a str,
     lookback: u32,
     staged: bool,
+    tma: bool,
+    tma_state: usize,
+    tma_min_blocks: u32,
     swizzle: u32,
     map: bool,
     tree: bool,
@@ -221,6 +224,9 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.layout = s.layout.name();
             ctx.lookback = s.lookback;
             ctx.staged = s.staged;
+            ctx.tma = s.staged && s.tma;
+            ctx.tma_state = s.tma_state_bytes(elem_size);
+            ctx.tma_min_blocks = s.staged_blocks_per_sm(elem_size);
             ctx.swizzle = s.swizzle(elem_size);
             ctx.reduce_tiles = matches!(set, KernelSet::TiledReduce(_));
             ctx.tile_totals = matches!(set, KernelSet::ReduceThenScan(_));

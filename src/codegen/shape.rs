@@ -84,18 +84,36 @@ pub struct TileShape {
     /// Whether this is the staged single-pass scan (`scan_staged`), which copies its tile into
     /// shared memory with `cp.async` instead of holding it in registers.
     pub staged: bool,
+    /// Whether the staged scan loads whole tiles with one tensor copy (the TMA, sm_90 and
+    /// newer) instead of `cp.async`: each thread's run is one 128-byte row of a 2D tensor map,
+    /// so the TMA's 128-byte swizzle is the staged buffer's layout. Its launch takes the
+    /// tensor map of the input as a last argument.
+    pub tma: bool,
 }
 
 impl TileShape {
+    /// A register-tile shape (not staged).
+    pub fn new(block: u32, items: u32, layout: StateLayout, lookback: u32) -> Self {
+        TileShape {
+            block,
+            items,
+            layout,
+            lookback,
+            staged: false,
+            tma: false,
+        }
+    }
+
     /// Elements per tile.
     pub fn tile(&self) -> u64 {
         u64::from(self.block) * u64::from(self.items)
     }
 
-    /// `b256x32x1-packed64`, `staged-b256x32x1-packed64`.
+    /// `b256x32x1-packed64`, `staged-b256x32x1-packed64`, `tma-staged-b128x32x1-packed64`.
     pub fn name(&self) -> String {
         format!(
-            "{}b{}x{}x{}-{}",
+            "{}{}b{}x{}x{}-{}",
+            if self.tma { "tma-" } else { "" },
             if self.staged { "staged-" } else { "" },
             self.block,
             self.items,
@@ -104,13 +122,37 @@ impl TileShape {
         )
     }
 
-    /// Dynamic shared memory of the staged scan for elements of `size` bytes.
+    /// Dynamic shared memory of the staged scan for elements of `size` bytes: the tile, and
+    /// for the TMA form also the block's state and its mbarrier ([`Self::tma_state_bytes`]).
     pub fn staged_smem_bytes(&self, size: usize) -> usize {
-        if self.staged {
-            self.tile() as usize * size
-        } else {
+        if !self.staged {
             0
+        } else if self.tma {
+            self.tile() as usize * size + self.tma_state_bytes(size)
+        } else {
+            self.tile() as usize * size
         }
+    }
+
+    /// Bytes after the tile in the TMA form's dynamic shared memory: the block's state (a sum
+    /// per warp, the prefix, the tile number; rounded up to 16 bytes) and a 16-byte slot for
+    /// its mbarrier. The TMA kernel declares no static shared memory, whose alignment padding
+    /// would cost a resident block per SM (measured in docs/performance.md); the template
+    /// checks that its state fits.
+    pub fn tma_state_bytes(&self, size: usize) -> usize {
+        let state = (self.block as usize / 32 + 1) * size.max(1) + 4;
+        state.div_ceil(16) * 16 + 16
+    }
+
+    /// Blocks of the staged scan that fit one SM of sm_90 or newer (228 KiB of shared memory,
+    /// 1 KiB of it reserved per block, 2048 threads) with elements of `size` bytes. The TMA
+    /// form asks the compiler for this residency (`__launch_bounds__`), so that registers do
+    /// not lower it below what shared memory allows.
+    pub fn staged_blocks_per_sm(&self, size: usize) -> u32 {
+        let per_block = self.staged_smem_bytes(size) + 1024;
+        ((228 * 1024 / per_block) as u32)
+            .min(2048 / self.block.max(1))
+            .max(1)
     }
 
     /// The swizzle shift of the staged scan's buffers: `max(3, log2(16-byte chunks per
@@ -155,6 +197,19 @@ fn stageable(size: usize, items: u32, cc: u32) -> bool {
         && (items as usize * size / 16).is_power_of_two()
 }
 
+/// Whether the staged scan may load whole tiles by tensor copies (the TMA, sm_90 and newer)
+/// where its shape allows: `MONOSCAN_TMA=0` turns it off (for comparison), `1` (the default)
+/// leaves it on.
+fn tma_enabled() -> Result<bool> {
+    match std::env::var("MONOSCAN_TMA").as_deref() {
+        Err(_) | Ok("1") => Ok(true),
+        Ok("0") => Ok(false),
+        Ok(v) => Err(Error::invalid(format!(
+            "MONOSCAN_TMA={v}: expected 0 (cp.async copies) or 1 (tensor copies where they apply)"
+        ))),
+    }
+}
+
 /// The tile shape for elements of `size` bytes on compute capability `cc`, for `purpose`.
 /// `MONOSCAN_TILE=<threads>x<items>[x<lookback>]` overrides it (for tuning), except for the
 /// staged scan ([`Purpose::Staged`], `MONOSCAN_STAGED=<threads>x<items>`) and the small
@@ -173,22 +228,9 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
         // (measured in docs/performance.md). MONOSCAN_ONE_TILE, not MONOSCAN_TILE (which tunes
         // large inputs), overrides it.
         if let Some((block, items, _)) = env_shape("MONOSCAN_ONE_TILE", false)? {
-            let shape = TileShape {
-                block,
-                items,
-                layout,
-                lookback,
-                staged: false,
-            };
-            return check(shape, size);
+            return check(TileShape::new(block, items, layout, lookback), size);
         }
-        let mut shape = TileShape {
-            block: 256,
-            items: (16 / size.max(1)).max(1) as u32,
-            layout,
-            lookback,
-            staged: false,
-        };
+        let mut shape = TileShape::new(256, (16 / size.max(1)).max(1) as u32, layout, lookback);
         while (shape.tile() as usize * size > 4096 || shape.smem_bytes(size) > SMEM_LIMIT)
             && shape.block > 32
         {
@@ -197,15 +239,10 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
         return check(shape, size);
     }
     if let Some((block, items, lb)) = env_shape("MONOSCAN_TILE", true)? {
-        let lookback = lb.unwrap_or(lookback);
-        let shape = TileShape {
-            block,
-            items,
-            layout,
-            lookback,
-            staged: false,
-        };
-        return check(shape, size);
+        return check(
+            TileShape::new(block, items, layout, lb.unwrap_or(lookback)),
+            size,
+        );
     }
     // Measured on an H100 (docs/performance.md): the single-pass scan wants large tiles, since
     // its look-back chain, not bandwidth, limits it; the reduce and reduce-then-scan reach
@@ -224,13 +261,7 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
         (_, 33..=64) => (128, 2),
         _ => (64, 1),
     };
-    let mut shape = TileShape {
-        block,
-        items,
-        layout,
-        lookback,
-        staged: false,
-    };
+    let mut shape = TileShape::new(block, items, layout, lookback);
     while shape.smem_bytes(size) > SMEM_LIMIT && shape.items > 1 {
         shape.items /= 2;
     }
@@ -243,25 +274,34 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
 /// The staged scan's shape (`staged == false` when elements of `size` bytes cannot be staged
 /// on `cc`). `MONOSCAN_STAGED=<threads>x<items>[x<lookback>]` overrides it (for tuning).
 fn staged_shape(size: usize, cc: u32, layout: StateLayout, lookback: u32) -> Result<TileShape> {
+    let tma = tma_enabled()? && cc >= 90;
     let (block, items, lookback) = if let Some((b, i, lb)) = env_shape("MONOSCAN_STAGED", true)? {
         (b, i, lb.unwrap_or(lookback))
     } else {
-        // Measured on an H200 (docs/performance.md): residency is bounded by shared memory,
-        // so many blocks of 16 KiB tiles (128 threads, 13 blocks per SM) keep the most bytes in
-        // flight for elements up to 8 bytes; 16-byte elements do best with 32 KiB tiles of
-        // 256 threads. Larger tiles leave shared memory unused, more threads per tile hit the
-        // 2048-thread limit first.
+        // Measured on an H200 (docs/performance.md): residency is bounded by shared memory.
+        // With cp.async, many blocks of 16 KiB tiles (128 threads, 13 blocks per SM) keep the
+        // most bytes in flight for elements up to 8 bytes. The TMA form (sm_90), whose state
+        // sits in the tile's buffer, does better with 24 KiB tiles of 192 threads (9 blocks,
+        // 216 KiB per SM): sum i32 0.774-0.777 of copy against 0.759, Segmented 0.835-0.845
+        // against 0.809-0.830. 16-byte elements do best with 32 KiB tiles of 256 threads
+        // (192 threads measured the same). More threads per tile hit the 2048-thread limit
+        // first.
         match size {
-            0..=8 => (128, (128 / size.max(1)) as u32, lookback),
+            0..=8 => (
+                if tma { 192 } else { 128 },
+                (128 / size.max(1)) as u32,
+                lookback,
+            ),
             _ => (256, 8, lookback),
         }
     };
+    let staged = stageable(size, items, cc);
     let shape = TileShape {
-        block,
-        items,
-        layout,
-        lookback,
-        staged: stageable(size, items, cc),
+        staged,
+        // One 128-byte row per thread's run (the span of the 128-byte swizzle), at most 256
+        // rows per box.
+        tma: staged && tma && items as usize * size == 128 && block <= 256,
+        ..TileShape::new(block, items, layout, lookback)
     };
     if shape.block == 0
         || shape.block % 32 != 0
@@ -309,13 +349,12 @@ fn check(shape: TileShape, size: usize) -> Result<TileShape> {
 /// per thread (one bit each), fewer threads where the transposition buffer of raw elements
 /// would pass 48 KiB of shared memory.
 pub fn select_shape(in_size: usize) -> Result<TileShape> {
-    let mut shape = TileShape {
-        block: 256,
-        items: (64 / in_size.max(1)).clamp(1, 16) as u32,
-        layout: StateLayout::for_size(4),
-        lookback: 1,
-        staged: false,
-    };
+    let mut shape = TileShape::new(
+        256,
+        (64 / in_size.max(1)).clamp(1, 16) as u32,
+        StateLayout::for_size(4),
+        1,
+    );
     let smem = |s: &TileShape| (s.block as usize / 32) * (33 * s.items as usize) * in_size + 64;
     while smem(&shape) > SMEM_LIMIT && shape.block > 32 {
         shape.block /= 2;
@@ -346,11 +385,8 @@ pub fn select_staged_shape(in_size: usize, cc: u32) -> Result<Option<TileShape>>
         None => (128, (16 * 1024 / (128 * in_size)).min(32) as u32),
     };
     let shape = TileShape {
-        block,
-        items,
-        layout: StateLayout::for_size(4),
-        lookback: 1,
         staged: true,
+        ..TileShape::new(block, items, StateLayout::for_size(4), 1)
     };
     let bytes = shape.staged_smem_bytes(in_size);
     if block == 0
@@ -444,6 +480,41 @@ mod tests {
         assert!(select_staged_shape(4, 75).unwrap().is_none());
         assert!(select_staged_shape(12, 90).unwrap().is_none());
         assert!(select_staged_shape(32, 90).unwrap().is_none());
+    }
+
+    #[test]
+    fn tma_loads_staged_tiles_of_128_byte_runs_on_sm90() {
+        for size in [1, 2, 4, 8, 16] {
+            let s = tile_shape(size, 90, Purpose::Staged).unwrap();
+            assert!(s.staged && s.tma, "size {size}: {s:?}");
+            assert_eq!(s.items as usize * size, 128);
+            let state = s.tma_state_bytes(size);
+            assert_eq!(s.staged_smem_bytes(size), s.tile() as usize * size + state);
+            assert!(state % 16 == 0 && state >= (s.block as usize / 32 + 1) * size + 4 + 8);
+            let older = tile_shape(size, 80, Purpose::Staged).unwrap();
+            assert!(older.staged && !older.tma, "size {size}: {older:?}");
+            assert_eq!(older.staged_smem_bytes(size), older.tile() as usize * size);
+        }
+        // An H100's or H200's 228 KiB (1 KiB reserved per block) hold 9 of the TMA form's
+        // 24 KiB i32 tiles with their state, 13 of the cp.async form's 16 KiB ones, and 6 of
+        // the 16-byte elements' 32 KiB tiles in either form.
+        let s = tile_shape(4, 90, Purpose::Staged).unwrap();
+        assert_eq!((s.block, s.items, s.staged_blocks_per_sm(4)), (192, 32, 9));
+        let older = tile_shape(4, 80, Purpose::Staged).unwrap();
+        assert_eq!((older.block, older.staged_blocks_per_sm(4)), (128, 13));
+        let affine = tile_shape(16, 90, Purpose::Staged).unwrap();
+        assert_eq!(affine.staged_blocks_per_sm(16), 6);
+        assert_eq!(
+            TileShape {
+                tma: false,
+                ..affine
+            }
+            .staged_blocks_per_sm(16),
+            6
+        );
+        assert!(!tile_shape(12, 90, Purpose::Staged).unwrap().tma);
+        assert!(!tile_shape(4, 90, Purpose::SinglePass).unwrap().tma);
+        assert_ne!(s.name(), TileShape { tma: false, ..s }.name());
     }
 
     #[test]

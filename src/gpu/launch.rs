@@ -5,9 +5,9 @@
 //! cudarc's stream synchronisation correct; the callers (`scan.rs`, `reduce.rs`) guarantee that
 //! each address is valid for the element count they pass.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+    sys, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use std::sync::Arc;
 
@@ -278,14 +278,72 @@ pub struct SinglePass<T> {
     pub total: u64,
 }
 
+/// The TMA's view of a staged scan's input (`ms_tma_tile` in `templates/tiled.cu`): rows of
+/// 128 bytes, one per thread's run, in boxes of one tile's rows, with the 128-byte swizzle.
+#[repr(C, align(64))]
+pub struct TensorMap(sys::CUtensorMap);
+
+// SAFETY: a tensor map is 128 plain bytes that the driver copies into the kernel's parameter
+// space (`const __grid_constant__ ms_tensor_map`, 64-byte aligned on both sides).
+unsafe impl DeviceRepr for TensorMap {}
+
+impl TensorMap {
+    /// The map of `bytes` bytes at device address `addr` (16-byte aligned), in boxes of
+    /// `rows_per_tile` rows. Only whole rows are mapped: a last, partial tile is not loaded
+    /// through the map (the kernel copies it with `cp.async`).
+    pub fn rows128(addr: u64, bytes: u64, rows_per_tile: u32) -> Result<Self> {
+        let rows = bytes / 128;
+        if addr % 16 != 0
+            || rows == 0
+            || rows > i32::MAX as u64
+            || !(1..=256).contains(&rows_per_tile)
+        {
+            return Err(Error::invalid(format!(
+                "no tensor map for {bytes} bytes at {addr:#x} in boxes of {rows_per_tile} rows: the address must be 16-byte aligned, the rows (128 bytes each) 1 to 2^31 - 1, the box 1 to 256 rows"
+            )));
+        }
+        let dims = [128u64, rows];
+        let strides = [128u64];
+        let boxes = [128u32, rows_per_tile];
+        let steps = [1u32, 1];
+        let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+        // SAFETY: cuTensorMapEncodeTiled only writes the 128-byte map and reads the four arrays
+        // (rank 2: two dimensions, one stride, two box sizes, two element steps), all alive
+        // here; the global address is stored, not dereferenced. The checks above meet its
+        // documented limits (16-byte aligned address, stride a multiple of 16, box sizes up to
+        // 256, inner box 128 bytes for the 128-byte swizzle).
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                map.as_mut_ptr(),
+                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                2,
+                addr as *mut std::ffi::c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                steps.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+            .result()?;
+        }
+        // SAFETY: the call succeeded, so the map is initialised (and zeroed before).
+        Ok(TensorMap(unsafe { map.assume_init() }))
+    }
+}
+
 /// `scan_single_pass` (no dynamic shared memory) or `scan_staged` (`smem` bytes of tile
-/// buffer), one block per tile.
+/// buffer), one block per tile. `tmap` is the input's tensor map for the TMA form of
+/// `scan_staged` (a shape with `tma`), else `None`.
 pub fn single_pass<T: DeviceRepr>(
     s: &CudaStream,
     f: &CudaFunction,
     threads: u32,
     smem: u32,
     a: &SinglePass<T>,
+    tmap: Option<&TensorMap>,
 ) -> Result<()> {
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     let cfg = LaunchConfig {
@@ -299,10 +357,12 @@ pub fn single_pass<T: DeviceRepr>(
     // is exactly `tiles` blocks, so every tile number the counter hands out is in range. For
     // scan_staged, `smem` bytes were allowed by the function attribute set when the module was
     // loaded, and the caller checked that in and out are 16-byte aligned, as its cp.async
-    // copies and vector stores require.
+    // copies and vector stores require. The TMA form takes one more argument, the tensor map
+    // of `in` (whole 128-byte rows of its n elements), which the caller passes exactly when
+    // the function comes from a shape with `tma`.
     unsafe {
-        s.launch_builder(f)
-            .arg(&a.inp)
+        let mut b = s.launch_builder(f);
+        b.arg(&a.inp)
             .arg(&a.out)
             .arg(&a.n)
             .arg(&a.tiles)
@@ -314,8 +374,11 @@ pub fn single_pass<T: DeviceRepr>(
             .arg(&excl)
             .arg(&a.init)
             .arg(&has)
-            .arg(&a.total)
-            .launch(cfg)
+            .arg(&a.total);
+        if let Some(m) = tmap {
+            b.arg(m);
+        }
+        b.launch(cfg)
     }?;
     Ok(())
 }

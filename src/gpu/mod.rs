@@ -48,7 +48,10 @@ pub struct KernelInfo {
     pub local_bytes: i32,
     /// Static shared memory per block, in bytes.
     pub shared_bytes: i32,
-    /// Resident blocks per SM at `threads` threads per block.
+    /// Dynamic shared memory per block the kernel is launched with, in bytes (the staged
+    /// kernels' tile buffers).
+    pub dynamic_shared_bytes: u32,
+    /// Resident blocks per SM at `threads` threads and `dynamic_shared_bytes` per block.
     pub blocks_per_sm: u32,
     /// Threads per block the kernel is launched with.
     pub threads: u32,

@@ -354,12 +354,24 @@ impl<M: Monoid> Scanner<'_, M> {
             has_init: init.is_some(),
             total,
         };
+        // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows.
+        let tmap = if entry == "scan_staged" && shape.tma {
+            let in_size = self.op.input.as_ref().map_or(size, |m| m.in_size);
+            Some(launch::TensorMap::rows128(
+                inp,
+                n * in_size as u64,
+                shape.block,
+            )?)
+        } else {
+            None
+        };
         launch::single_pass(
             stream,
             k.function(self.entry0(entry))?,
             shape.block,
             smem,
             &args,
+            tmap.as_ref(),
         )
     }
 }

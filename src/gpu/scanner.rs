@@ -155,13 +155,32 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             };
             for entry in spec.set.entries(self.op.input.is_some()) {
                 let f = l.function(entry)?;
+                // The staged kernels' tiles are dynamic shared memory, sized as they launch.
+                let in_size = self
+                    .op
+                    .input
+                    .as_ref()
+                    .map_or(self.op.elem_size, |m| m.in_size);
+                let dynamic = match spec.set {
+                    KernelSet::SinglePass(s) if entry.starts_with("scan_staged") => {
+                        s.staged_smem_bytes(self.op.elem_size)
+                    }
+                    KernelSet::Select(s) if entry == "select_staged" => {
+                        s.staged_smem_bytes(in_size)
+                    }
+                    _ => 0,
+                } as u32;
                 out.push(super::KernelInfo {
                     name: format!("{} {entry}", spec.set.name()),
                     registers: f.num_regs()?,
                     local_bytes: f.local_size_bytes()?,
                     shared_bytes: f.shared_size_bytes()?,
-                    blocks_per_sm: f
-                        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?,
+                    dynamic_shared_bytes: dynamic,
+                    blocks_per_sm: f.occupancy_max_active_blocks_per_multiprocessor(
+                        threads,
+                        dynamic as usize,
+                        None,
+                    )?,
                     threads,
                 });
             }
@@ -231,6 +250,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             .is_some_and(|m| m.in_size != self.op.elem_size)
         {
             s.staged = false;
+            s.tma = false;
         }
         Ok(*slot.get_or_init(|| s))
     }
