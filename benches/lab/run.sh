@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -73,14 +73,20 @@ case $mode in
     runs="staged st64 pl2 pl3 pl2_16 sp2 sp2_16 sp3_16 sp2_64 sp12_512 sp12_512_8 sp12_256_8 mm_staged mm_st64 mm_pl2 mm_sp2 mm_sp2_64 mm_sp12" ;;
   tma)
     # Session 6: the tile loaded (and optionally stored) by one tensor copy (variants/tma.inc).
-    # TMA_DYN keeps all shared state in the dynamic buffer (no 1 KiB alignment padding).
+    # TMA_DYN keeps all shared state in the dynamic buffer (no 1 KiB alignment padding);
+    # TMA_PF=D prefetches tile + D into L2 when a tile is claimed.
+    K192=$(awk '$1 == "192_32" { print $2 }' "$out.shapes")
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
-    build tma all_128_32.cu ms_tma 16384 128 "tma load 128x32, static state" -DTMA &
     build tmad all_128_32.cu ms_tma 16448 128 "tma load 128x32" -DTMA -DTMA_DYN=1 &
-    build tmad_h all_128_32.cu ms_tma 16448 128 "tma load 128x32, evict_first" -DTMA -DTMA_DYN=1 -DTMA_HINT=1 &
-    build tmad_st all_128_32.cu ms_tma 16448 128 "tma load + tma store 128x32" -DTMA -DTMA_DYN=1 -DTMA_STORE=1 &
-    build tmad_tr all_128_32.cu ms_tma 16448 128 "tma load 128x32 (traced)" -DTMA -DTMA_DYN=1 -DTRACE &
-    runs="staged tmad tmad_h tmad_st tma staged tmad tmad_h tmad_st tma tmad_tr" ;;
+    build tmad192 all_192_32.cu ms_tma 24640 192 "tma load 192x32" -DTMA -DTMA_DYN=1 &
+    for d in 256 512 1024 2048; do
+      build tmad192_pf$d all_192_32.cu ms_tma 24640 192 "tma load 192x32, L2 prefetch $d tiles ahead" -DTMA -DTMA_DYN=1 -DTMA_PF=$d &
+    done
+    build tmad_pf1024 all_128_32.cu ms_tma 16448 128 "tma load 128x32, L2 prefetch 1024 tiles ahead" -DTMA -DTMA_DYN=1 -DTMA_PF=1024 &
+    build tmad192_tr all_192_32.cu ms_tma 24640 192 "tma load 192x32 (traced)" -DTMA -DTMA_DYN=1 -DTRACE &
+    build tmad192_pf_tr all_192_32.cu ms_tma 24640 192 "tma load 192x32, L2 prefetch 1024 ahead (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=1024 -DTRACE &
+    build tmad192_nolb all_192_32.cu ms_tma 24640 192 "tma 192x32 without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DNOLB=1 &
+    runs="staged tmad tmad192 tmad192_pf256 tmad192_pf512 tmad192_pf1024 tmad192_pf2048 tmad_pf1024 tmad192 tmad192_pf512 tmad192_pf1024 tmad192_tr tmad192_pf_tr tmad192_nolb" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
