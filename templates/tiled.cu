@@ -723,19 +723,29 @@ __device__ __forceinline__ void ms_tma_tile(const ms_tensor_map* map, ms_u32 til
     asm volatile("{ .reg .pred p; MS_TMA_WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra MS_TMA_WAIT_%=; }"
                  ::"r"(b) : "memory");
 }
-{% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form.
+{% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form;
+// `prefetch` (TMA form only, else 0) is how many tiles ahead of its own a block asks L2 to
+// prefetch.
 template <typename Map>
 __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                           ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                                           ms_u32 epoch, int exclusive, ms_elem init, int has_init,
                                           ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm,
-                                          const void* tmap, ms_u64* bar) {
+                                          const void* tmap, ms_u64* bar, ms_u32 prefetch) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
     if (threadIdx.x == 0) {
         sm.tile = atomicAdd(counter, 1u);
 {% if tma %}        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
                      ::"r"(ms_shared_addr(bar)) : "memory");
+        // Ask L2 for the full tile `prefetch` claims ahead: by the time it is claimed, its
+        // tensor copy hits L2, and the DRAM latency (with its long tail) has passed while no
+        // shared memory was held. Too far ahead and L2 evicts it first (docs/performance.md).
+        const ms_u64 ahead = (ms_u64)sm.tile + prefetch;
+        if (prefetch != 0 && (ahead + 1) * MS_TILE <= n) {
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+                         ::"l"(in + ahead * MS_TILE), "r"((ms_u32)(MS_TILE * sizeof(in_t))) : "memory");
+        }
 {% endif %}    }
     __syncthreads();
     const ms_u32 tile = sm.tile;
@@ -814,14 +824,15 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     ms_staged_smem& sm = *(ms_staged_smem*)(ms_stage_buffers + MS_TILE_CHUNKS); \
     ms_u64* bar = (ms_u64*)((char*)&sm + (sizeof(ms_staged_smem) + 15) / 16 * 16); \
     const void* tmap = &tin;
-#define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin
+#define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin, ms_u32 prefetch
 // As many blocks per SM as shared memory allows: registers must never be what lowers it.
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK, {{ tma_min_blocks }})
 {% else %}#define MS_STAGED_SMEM \
     extern __shared__ ms_chunk_bits ms_stage_buffers[]; \
     __shared__ ms_staged_smem sm; \
     ms_u64* bar = 0; \
-    const void* tmap = 0;
+    const void* tmap = 0; \
+    const ms_u32 prefetch = 0;
 #define MS_TMA_PARAM
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK)
 {% endif %}extern "C" __global__ void MS_STAGED_BOUNDS
@@ -830,7 +841,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
                          ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out MS_TMA_PARAM) {
     MS_STAGED_SMEM
     ms_staged<MsNoMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
-                       has_init, total_out, ms_stage_buffers, sm, tmap, bar);
+                       has_init, total_out, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% if map %}extern "C" __global__ void MS_STAGED_BOUNDS
 {{ prefix }}_scan_staged_mapped(const MsMap::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
@@ -838,6 +849,6 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
                                 ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out MS_TMA_PARAM) {
     MS_STAGED_SMEM
     ms_staged<MsMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
-                     has_init, total_out, ms_stage_buffers, sm, tmap, bar);
+                     has_init, total_out, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% endif %}{% endif %}{% endif %}

@@ -136,6 +136,21 @@ fn staged_shapes_agree_with_the_sequential_scan() {
         );
         assert_eq!(staged.name.contains("tma-"), on, "{staged:?}");
     }
+    // Prefetching 2 tiles ahead instead of 6 MiB (the TMA form's default), and not at all.
+    for kib in ["48", "0"] {
+        std::env::set_var("MONOSCAN_PREFETCH_KIB", kib);
+        let what = format!("default shape, MONOSCAN_PREFETCH_KIB={kib}, sum i32");
+        check(gpu, &Sum::<i32>::new(), &ints, Tolerance::EXACT, &what);
+        let what = format!("default shape, MONOSCAN_PREFETCH_KIB={kib}, affine f64");
+        check(gpu, &Affine::<f64>::new(), &maps, affine_tol(&maps), &what);
+    }
+    std::env::set_var("MONOSCAN_PREFETCH_KIB", "6MiB");
+    let err = monoscan::codegen::prefetch_tiles(4096).unwrap_err();
+    assert!(
+        err.to_string().contains("MONOSCAN_PREFETCH_KIB=6MiB"),
+        "{err}"
+    );
+    std::env::remove_var("MONOSCAN_PREFETCH_KIB");
     std::env::set_var("MONOSCAN_TMA", "2");
     let err = tile_shape(4, cc, Purpose::Staged).unwrap_err();
     assert!(err.to_string().contains("MONOSCAN_TMA=2"), "{err}");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma]
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma] [prefetch]
 # (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
@@ -57,6 +57,19 @@ for part in $parts; do
         done
       done > "$out/tma.log" 2>&1
       echo "== tma"; cat "$out/tma.log" ;;
+    prefetch)
+      # Session 6: the TMA form's L2 prefetch distance (MONOSCAN_PREFETCH_KIB; 0 = off), each
+      # run with its own copy. ROUNDS, PREFETCH_KIBS and PREFETCH_CASES (case:log2) override.
+      for round in $(seq "${ROUNDS:-2}"); do
+        for c in ${PREFETCH_CASES:-sum-i32:28 affine-f64:26 segsum-f32:27}; do
+          for kib in ${PREFETCH_KIBS:-0 3072 6144 9216}; do
+            echo "-- round $round, prefetch $kib KiB, ${c%:*} 2^${c#*:}"
+            MONOSCAN_PREFETCH_KIB=$kib timeout 60 .device-stage/run example monoscan bench --cases "${c%:*}" \
+              --min-log2 "${c#*:}" --max-log2 "${c#*:}" --algos single-pass 2>&1 | grep -E "single-pass|error"
+          done
+        done
+      done > "$out/prefetch.log" 2>&1
+      echo "== prefetch"; cat "$out/prefetch.log" ;;
     latency)
       # The 2^10 latency line with the small one-tile
       # shape (default) and with the single-pass tile it replaces (256x32), alternating.

@@ -10,8 +10,8 @@ mod op;
 mod shape;
 
 pub use shape::{
-    select_shape, select_staged_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape,
-    SMEM_LIMIT,
+    prefetch_tiles, select_shape, select_staged_shape, textbook_block, tile_shape, Purpose,
+    StateLayout, TileShape, PREFETCH_BYTES, SMEM_LIMIT,
 };
 
 use crate::error::{Error, Result};

@@ -335,15 +335,15 @@ impl TensorMap {
 }
 
 /// `scan_single_pass` (no dynamic shared memory) or `scan_staged` (`smem` bytes of tile
-/// buffer), one block per tile. `tmap` is the input's tensor map for the TMA form of
-/// `scan_staged` (a shape with `tma`), else `None`.
+/// buffer), one block per tile. `tma` is, for the TMA form of `scan_staged` (a shape with
+/// `tma`), the input's tensor map and the L2 prefetch distance in tiles; else `None`.
 pub fn single_pass<T: DeviceRepr>(
     s: &CudaStream,
     f: &CudaFunction,
     threads: u32,
     smem: u32,
     a: &SinglePass<T>,
-    tmap: Option<&TensorMap>,
+    tma: Option<(&TensorMap, u32)>,
 ) -> Result<()> {
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     let cfg = LaunchConfig {
@@ -357,9 +357,10 @@ pub fn single_pass<T: DeviceRepr>(
     // is exactly `tiles` blocks, so every tile number the counter hands out is in range. For
     // scan_staged, `smem` bytes were allowed by the function attribute set when the module was
     // loaded, and the caller checked that in and out are 16-byte aligned, as its cp.async
-    // copies and vector stores require. The TMA form takes one more argument, the tensor map
-    // of `in` (whole 128-byte rows of its n elements), which the caller passes exactly when
-    // the function comes from a shape with `tma`.
+    // copies and vector stores require. The TMA form takes two more arguments, the tensor map
+    // of `in` (whole 128-byte rows of its n elements) and the prefetch distance (the kernel
+    // prefetches only full tiles below n), which the caller passes exactly when the function
+    // comes from a shape with `tma`.
     unsafe {
         let mut b = s.launch_builder(f);
         b.arg(&a.inp)
@@ -375,8 +376,8 @@ pub fn single_pass<T: DeviceRepr>(
             .arg(&a.init)
             .arg(&has)
             .arg(&a.total);
-        if let Some(m) = tmap {
-            b.arg(m);
+        if let Some((m, prefetch)) = &tma {
+            b.arg(*m).arg(prefetch);
         }
         b.launch(cfg)
     }?;

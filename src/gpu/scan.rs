@@ -4,7 +4,7 @@ use super::launch::{self, BlockScan, SinglePass, TileScan};
 use super::scanner::{Mode, Scanner};
 use super::scratch::bytes_for;
 use crate::algorithm::Algorithm;
-use crate::codegen::{KernelSet, Purpose, StateLayout};
+use crate::codegen::{prefetch_tiles, KernelSet, Purpose, StateLayout};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
 
@@ -354,14 +354,12 @@ impl<M: Monoid> Scanner<'_, M> {
             has_init: init.is_some(),
             total,
         };
-        // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows.
-        let tmap = if entry == "scan_staged" && shape.tma {
+        // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows, and
+        // prefetches into L2 a fixed number of bytes ahead.
+        let tma = if entry == "scan_staged" && shape.tma {
             let in_size = self.op.input.as_ref().map_or(size, |m| m.in_size);
-            Some(launch::TensorMap::rows128(
-                inp,
-                n * in_size as u64,
-                shape.block,
-            )?)
+            let map = launch::TensorMap::rows128(inp, n * in_size as u64, shape.block)?;
+            Some((map, prefetch_tiles(shape.tile() as usize * in_size)?))
         } else {
             None
         };
@@ -371,7 +369,7 @@ impl<M: Monoid> Scanner<'_, M> {
             shape.block,
             smem,
             &args,
-            tmap.as_ref(),
+            tma.as_ref().map(|(m, p)| (m, *p)),
         )
     }
 }
