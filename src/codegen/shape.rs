@@ -279,6 +279,9 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
         (Purpose::Tiles, 2) => (256, 24),
         (Purpose::Tiles, 3..=4) => (256, 16),
         (_, 5..=8) => (256, 8),
+        // 32 KiB tiles: the deterministic (reduce-then-scan) Affine f64 2^26 on an H200 at
+        // 0.626 of copy against 0.570 for 128x8 (session 6, docs/performance.md).
+        (Purpose::Tiles, 9..=16) => (128, 16),
         (_, 9..=16) => (128, 8),
         (_, 17..=32) => (128, 4),
         (_, 33..=64) => (128, 2),
