@@ -218,6 +218,21 @@ pub const PREFETCH_BYTES: usize = 3 << 20;
 
 /// The TMA form's prefetch distance in tiles of `tile_bytes`: [`PREFETCH_BYTES`], or
 /// `MONOSCAN_PREFETCH_KIB=<KiB>` (0 turns prefetching off; for tuning).
+///
+/// ```
+/// use monoscan::codegen::{prefetch_tiles, tile_shape, Purpose};
+/// // The staged scan of i32 on sm_90 loads 24 KiB tiles by tensor copies and, unless
+/// // MONOSCAN_PREFETCH_KIB says otherwise, prefetches 3 MiB (128 tiles) ahead.
+/// let s = tile_shape(4, 90, Purpose::Staged)?;
+/// if std::env::var("MONOSCAN_TMA").is_err() && std::env::var("MONOSCAN_STAGED").is_err() {
+///     assert!(s.staged && s.tma);
+///     assert_eq!((s.block, s.items), (192, 32));
+/// }
+/// if std::env::var("MONOSCAN_PREFETCH_KIB").is_err() {
+///     assert_eq!(prefetch_tiles(s.tile() as usize * 4)?, 128);
+/// }
+/// # Ok::<(), monoscan::Error>(())
+/// ```
 pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
     let bytes = match std::env::var("MONOSCAN_PREFETCH_KIB") {
         Err(_) => PREFETCH_BYTES,
