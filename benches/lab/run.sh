@@ -7,6 +7,7 @@
 #   pipeline session 4: resident grids with several tiles in flight per block (variants/pipeline.inc,
 #            and the warp-specialised variants/split.inc)
 #   tma      session 6: tiles moved by tensor copies (variants/tma.inc)
+#   prefetch2 session 6: L2 prefetch distances with eviction hints
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -87,6 +88,14 @@ case $mode in
     build tmad192_pf_tr all_192_32.cu ms_tma 24640 192 "tma load 192x32, L2 prefetch 1024 ahead (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=1024 -DTRACE &
     build tmad192_nolb all_192_32.cu ms_tma 24640 192 "tma 192x32 without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DNOLB=1 &
     runs="staged tmad tmad192 tmad192_pf256 tmad192_pf512 tmad192_pf1024 tmad192_pf2048 tmad_pf1024 tmad192 tmad192_pf512 tmad192_pf1024 tmad192_tr tmad192_pf_tr tmad192_nolb" ;;
+  prefetch2)
+    # Session 6, end: prefetch distances with L2 eviction hints (prefetch evict_last, the
+    # consuming tensor copy evict_first) against plain prefetching, 192x32 tiles (24 KiB).
+    for d in 128 256 384 512; do
+      build pf$d all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch $d tiles" -DTMA -DTMA_DYN=1 -DTMA_PF=$d &
+      build pfh$d all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch $d tiles, evict_last/evict_first" -DTMA -DTMA_DYN=1 -DTMA_PF=$d -DTMA_PF_LAST=1 -DTMA_HINT=1 &
+    done
+    runs="pf128 pfh128 pf256 pfh256 pf384 pfh384 pf512 pfh512 pf128 pfh128 pf256 pfh256" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
@@ -102,7 +111,7 @@ case $mode in
         "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
     done
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
