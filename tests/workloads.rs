@@ -381,6 +381,23 @@ fn fused_maps_on_gpu_match_the_host() {
             .map_exclusive_scan_total(&mx, &widen, &vals, -1)
             .unwrap()
     );
+    // A map that keeps the element size takes the staged kernels (`scan_staged_mapped`; the
+    // TMA form with its prefetch on sm_90): 3 million elements span many tiles.
+    let ints: Vec<i32> = (0..3_000_017).map(|_| rng.next_u64() as i32).collect();
+    let bits = Map::new("bits", "(unsigned)x ^ 0x5bd1e995u", |x: &i32| {
+        (*x as u32) ^ 0x5bd1_e995
+    });
+    assert_eq!(
+        g.map_inclusive_scan(&m, &bits, &ints).unwrap(),
+        Sequential.map_inclusive_scan(&m, &bits, &ints).unwrap()
+    );
+    assert_eq!(
+        g.map_exclusive_scan_total(&m, &bits, &ints[1..], 7)
+            .unwrap(),
+        Sequential
+            .map_exclusive_scan_total(&m, &bits, &ints[1..], 7)
+            .unwrap()
+    );
     // Fused maps refuse the textbook algorithms with a clear error.
     let d = g.stream().clone_htod(&flags).unwrap();
     let mut out = g.stream().clone_htod(&vec![0u32; flags.len()]).unwrap();
