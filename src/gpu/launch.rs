@@ -343,7 +343,7 @@ pub fn single_pass<T: DeviceRepr>(
     threads: u32,
     smem: u32,
     a: &SinglePass<T>,
-    tma: Option<(&TensorMap, u32)>,
+    tma: Option<&(TensorMap, u32)>,
 ) -> Result<()> {
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     let cfg = LaunchConfig {
@@ -376,8 +376,8 @@ pub fn single_pass<T: DeviceRepr>(
             .arg(&a.init)
             .arg(&has)
             .arg(&a.total);
-        if let Some((m, prefetch)) = &tma {
-            b.arg(*m).arg(prefetch);
+        if let Some((map, prefetch)) = tma {
+            b.arg(map).arg(prefetch);
         }
         b.launch(cfg)
     }?;

@@ -355,11 +355,11 @@ impl<M: Monoid> Scanner<'_, M> {
             total,
         };
         // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows, and
-        // prefetches into L2 a fixed number of bytes ahead.
+        // prefetches into L2 a fixed number of bytes ahead. (Staged scans map in place: input
+        // elements have the element's size, `Scanner::shape` sees to it.)
         let tma = if entry == "scan_staged" && shape.tma {
-            let in_size = self.op.input.as_ref().map_or(size, |m| m.in_size);
-            let map = launch::TensorMap::rows128(inp, n * in_size as u64, shape.block)?;
-            Some((map, prefetch_tiles(shape.tile() as usize * in_size)?))
+            let map = launch::TensorMap::rows128(inp, n * size as u64, shape.block)?;
+            Some((map, prefetch_tiles(shape.tile() as usize * size)?))
         } else {
             None
         };
@@ -369,7 +369,7 @@ impl<M: Monoid> Scanner<'_, M> {
             shape.block,
             smem,
             &args,
-            tma.as_ref().map(|(m, p)| (m, *p)),
+            tma.as_ref(),
         )
     }
 }
