@@ -707,8 +707,10 @@ union ms_chunk {
 // dynamic shared memory (MS_TMA_STATE bytes); the kernel has no static shared memory.
 struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
 #define MS_TMA_STATE {{ tma_state }}
+// Where the mbarrier sits after the block's state (16-byte aligned, a 16-byte slot).
+#define MS_TMA_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
 static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
-static_assert((sizeof(ms_staged_smem) + 15) / 16 * 16 + 16 <= MS_TMA_STATE,
+static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
               "monoscan: the TMA form's block state does not fit after the tile");
 // Copies full tile `tile` into `buf` with one tensor copy and waits for it on `bar`
 // (initialised by thread 0 before the block's first barrier; used once, so phase 0).
@@ -822,7 +824,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
 #define MS_STAGED_SMEM \
     extern __shared__ __align__(128) ms_chunk_bits ms_stage_buffers[]; \
     ms_staged_smem& sm = *(ms_staged_smem*)(ms_stage_buffers + MS_TILE_CHUNKS); \
-    ms_u64* bar = (ms_u64*)((char*)&sm + (sizeof(ms_staged_smem) + 15) / 16 * 16); \
+    ms_u64* bar = (ms_u64*)((char*)&sm + MS_TMA_BAR_OFFSET); \
     const void* tmap = &tin;
 #define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin, ms_u32 prefetch
 // As many blocks per SM as shared memory allows: registers must never be what lowers it.
