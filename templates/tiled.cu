@@ -486,7 +486,36 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
     asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
     return a;
 }
-
+{% if tma or select_tma %}
+// The TMA forms (sm_90 and newer): one mbarrier per block at shared address `b`, used once
+// (phase 0). Thread 0 initialises it before the block's first barrier.
+__device__ __forceinline__ void ms_bar_init(ms_u32 b) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
+                 ::"r"(b) : "memory");
+}
+// Thread 0: the barrier completes once `bytes` have arrived (the copy issued next).
+__device__ __forceinline__ void ms_bar_expect(ms_u32 b, ms_u32 bytes) {
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
+                 ::"r"(b), "r"(bytes) : "memory");
+}
+// Every thread: waits until the copy has landed.
+__device__ __forceinline__ void ms_bar_wait(ms_u32 b) {
+    asm volatile("{ .reg .pred p; MS_BAR_WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra MS_BAR_WAIT_%=; }"
+                 ::"r"(b) : "memory");
+}
+// Asks L2 for the full tile `prefetch` claims after `tile` (nothing past the last full tile, or
+// when `prefetch` is 0): by the time it is claimed its copy hits L2, and the DRAM latency (with
+// its long tail) has passed while no shared memory was held. Too far ahead and L2 evicts it
+// first (docs/performance.md).
+template <typename In>
+__device__ __forceinline__ void ms_prefetch_tile(const In* in, ms_u64 n, ms_u32 tile, ms_u32 prefetch) {
+    const ms_u64 ahead = (ms_u64)tile + prefetch;
+    if (prefetch != 0 && (ahead + 1) * MS_TILE <= n) {
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+                     ::"l"(in + ahead * MS_TILE), "r"((ms_u32)(MS_TILE * sizeof(In))) : "memory");
+    }
+}
+{% endif %}
 // Copies tile `tile` of `in` (MS_TILE elements of In) into `buf` and waits for it: whole
 // 16-byte chunks, the one that straddles the end partly (the rest zero-filled); chunks past
 // the end are not copied. Chunk c lands in slot ms_swz(c) when Swizzled, else in slot c.
@@ -527,19 +556,42 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
 // looks back. Each warp owns MS_ITEMS rounds of 32 consecutive elements of the tile; a round's
 // keep flags are one ballot, which lane k keeps for round k. After the look-back each warp
 // replays its rounds: the kept elements of a round go out as one contiguous run.
-extern "C" __global__ void __launch_bounds__(MS_BLOCK)
+{% if select_tma %}// The TMA form (sm_90 and newer) copies a full tile with one bulk copy (the buffer is not
+// swizzled, so no tensor map is needed), completed on an mbarrier, and prefetches into L2 the
+// tile `prefetch` claims ahead, as the staged scan does.
+{% endif %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {{ prefix }}_select_staged(const MsMap::in_t* in, MsMap::in_t* out, ms_u64 n, ms_u32 num_tiles,
                            ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                           ms_u32 epoch, ms_elem* total_out) {
+                           ms_u32 epoch, ms_elem* total_out{% if select_tma %}, ms_u32 prefetch{% endif %}) {
     typedef MsMap::in_t in_t;
     extern __shared__ ms_chunk_bits ms_select_buffer[];
     __shared__ ms_staged_smem sm;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
+{% if select_tma %}    __shared__ alignas(8) ms_u64 bar;
+    const ms_u32 b = ms_shared_addr(&bar);
+    if (threadIdx.x == 0) {
+        sm.tile = atomicAdd(counter, 1u);
+        ms_bar_init(b);
+        ms_prefetch_tile(in, n, sm.tile, prefetch);
+    }
+    __syncthreads();
+    const ms_u32 tile = sm.tile;
+    if (ms_valid((ms_u64)tile * MS_TILE, n) == (ms_u64)MS_TILE) {
+        if (threadIdx.x == 0) {
+            ms_bar_expect(b, (ms_u32)(MS_TILE * sizeof(in_t)));
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         ::"r"(ms_shared_addr(ms_select_buffer)), "l"(in + (ms_u64)tile * MS_TILE),
+                           "r"((ms_u32)(MS_TILE * sizeof(in_t))), "r"(b) : "memory");
+        }
+        ms_bar_wait(b);
+    } else {
+        ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
+    }
+{% else %}    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
     __syncthreads();
     const ms_u32 tile = sm.tile;
     ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
-    const ms_u64 base = (ms_u64)tile * MS_TILE;
+{% endif %}    const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_i64 wvalid = (ms_i64)ms_valid(base, n) - (ms_i64)warp * MS_WARP_TILE;
     const in_t* wbuf = (const in_t*)ms_select_buffer + warp * MS_WARP_TILE;
     ms_u32 mine = 0, count = 0;  // lane k: the ballot of round k; the warp's kept count
@@ -717,13 +769,11 @@ static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
 __device__ __forceinline__ void ms_tma_tile(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf, ms_u64* bar) {
     const ms_u32 b = ms_shared_addr(bar);
     if (threadIdx.x == 0) {
-        asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
-                     ::"r"(b), "r"((ms_u32)(MS_TILE * sizeof(ms_elem))) : "memory");
+        ms_bar_expect(b, (ms_u32)(MS_TILE * sizeof(ms_elem)));
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
                      ::"r"(ms_shared_addr(buf)), "l"(map), "r"(0), "r"((int)(tile * MS_BLOCK)), "r"(b) : "memory");
     }
-    asm volatile("{ .reg .pred p; MS_TMA_WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra MS_TMA_WAIT_%=; }"
-                 ::"r"(b) : "memory");
+    ms_bar_wait(b);
 }
 {% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form;
 // `prefetch` (TMA form only, else 0) is how many tiles ahead of its own a block asks L2 to
@@ -738,16 +788,8 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
     if (threadIdx.x == 0) {
         sm.tile = atomicAdd(counter, 1u);
-{% if tma %}        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
-                     ::"r"(ms_shared_addr(bar)) : "memory");
-        // Ask L2 for the full tile `prefetch` claims ahead: by the time it is claimed, its
-        // tensor copy hits L2, and the DRAM latency (with its long tail) has passed while no
-        // shared memory was held. Too far ahead and L2 evicts it first (docs/performance.md).
-        const ms_u64 ahead = (ms_u64)sm.tile + prefetch;
-        if (prefetch != 0 && (ahead + 1) * MS_TILE <= n) {
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
-                         ::"l"(in + ahead * MS_TILE), "r"((ms_u32)(MS_TILE * sizeof(in_t))) : "memory");
-        }
+{% if tma %}        ms_bar_init(ms_shared_addr(bar));
+        ms_prefetch_tile(in, n, sm.tile, prefetch);
 {% endif %}    }
     __syncthreads();
     const ms_u32 tile = sm.tile;

@@ -320,12 +320,16 @@ fn compaction_kernels_compile_for_every_staged_element_size() {
         ] {
             compile_with_entries(&op, set, &format!("{size} bytes"));
         }
-        // The staged shape names the staged entry; sm_80 is its oldest target.
+        // The staged shape names the staged entry. On sm_90 it is the TMA form (one bulk copy
+        // per tile); sm_80, its oldest target, gets the cp.async form.
         assert_eq!(
             KernelSet::Select(staged).entries(true),
             ["fill", "select_staged"]
         );
-        let rendered = render(&op, &KernelSpec::new(KernelSet::Select(staged))).unwrap();
+        assert!(staged.tma);
+        let older = select_staged_shape(size, 80).unwrap().unwrap();
+        assert!(!older.tma);
+        let rendered = render(&op, &KernelSpec::new(KernelSet::Select(older))).unwrap();
         compile(&rendered, &op.name, Target::Cubin(80)).unwrap();
     }
     check(monoscan::Map::new("odd8", "(x & 1) ? 1u : 0u", |x: &u8| {

@@ -194,6 +194,7 @@ struct BodyCtx<'a> {
     single_pass: bool,
     select: bool,
     select_staged: bool,
+    select_tma: bool,
 }
 
 fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
@@ -244,6 +245,7 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.single_pass = true;
             ctx.select = true;
             ctx.select_staged = s.staged;
+            ctx.select_tma = s.staged && s.tma;
         }
         KernelSet::Check => {}
     }

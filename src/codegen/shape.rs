@@ -122,6 +122,12 @@ impl TileShape {
         )
     }
 
+    /// Bytes of one tile of elements of `size` bytes (the staged select kernel's dynamic
+    /// shared memory, in either form).
+    pub fn tile_bytes(&self, size: usize) -> usize {
+        self.tile() as usize * size
+    }
+
     /// Dynamic shared memory of the staged scan for elements of `size` bytes: the tile, and
     /// for the TMA form also the block's state and its mbarrier ([`Self::tma_state_bytes`]).
     pub fn staged_smem_bytes(&self, size: usize) -> usize {
@@ -427,9 +433,12 @@ pub fn select_staged_shape(in_size: usize, cc: u32) -> Result<Option<TileShape>>
     };
     let shape = TileShape {
         staged: true,
+        // One bulk copy per tile and an L2 prefetch ahead (sm_90 and newer), as the staged
+        // scan's TMA form; `MONOSCAN_TMA=0` keeps cp.async.
+        tma: cc >= 90 && tma_enabled()?,
         ..TileShape::new(block, items, StateLayout::for_size(4), 1)
     };
-    let bytes = shape.staged_smem_bytes(in_size);
+    let bytes = shape.tile_bytes(in_size);
     if block == 0
         || block % 32 != 0
         || block > 1024
@@ -511,11 +520,13 @@ mod tests {
                 s.staged && s.items <= 32 && s.block == 128,
                 "size {size}: {s:?}"
             );
-            let bytes = s.staged_smem_bytes(size);
+            let bytes = s.tile_bytes(size);
             assert!(
                 bytes <= 16 * 1024 && bytes % (16 * 128) == 0,
                 "size {size}: {bytes}"
             );
+            assert!(s.tma, "size {size}: {s:?}");
+            assert!(!select_staged_shape(size, 80).unwrap().unwrap().tma);
         }
         assert_eq!(select_staged_shape(4, 90).unwrap().unwrap().tile(), 4096);
         assert!(select_staged_shape(4, 75).unwrap().is_none());

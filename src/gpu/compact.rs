@@ -1,7 +1,7 @@
 //! Stream compaction and allocation offsets on device buffers.
 
 use super::{launch, Gpu};
-use crate::codegen::{select_shape, select_staged_shape, KernelSet};
+use crate::codegen::{prefetch_tiles, select_shape, select_staged_shape, KernelSet};
 use crate::error::{Error, Result};
 use crate::map::Map;
 use crate::ops::Sum;
@@ -154,12 +154,18 @@ impl Gpu {
                 epoch,
                 total: tot,
             };
+            let prefetch = if entry == "select_staged" && shape.tma {
+                Some(prefetch_tiles(shape.tile() as usize * size)?)
+            } else {
+                None
+            };
             launch::select(
                 &self.stream,
                 k.function(entry)?,
                 shape.block,
-                shape.staged_smem_bytes(size) as u32,
+                shape.tile_bytes(size) as u32,
                 &args,
+                prefetch,
             )?;
         }
         Ok(())

@@ -440,7 +440,16 @@ pub struct Select {
 
 /// `select_mapped` (no dynamic shared memory) or `select_staged` (`smem` bytes of tile
 /// buffer): stream compaction in one pass (`tiles` blocks of `threads`).
-pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, smem: u32, a: &Select) -> Result<()> {
+/// `prefetch` is the L2 prefetch distance in tiles for the TMA form of `select_staged` (a
+/// shape with `tma`), else `None`.
+pub fn select(
+    s: &CudaStream,
+    f: &CudaFunction,
+    threads: u32,
+    smem: u32,
+    a: &Select,
+    prefetch: Option<u32>,
+) -> Result<()> {
     let none = 0u64;
     let cfg = LaunchConfig {
         shared_mem_bytes: smem,
@@ -452,10 +461,12 @@ pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, smem: u32, a: &Sel
     // word per tile (aggs and incls unused by that layout), counter one zeroed word, total one
     // u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
     // For select_staged, `smem` is one tile of input (16 KiB at most, within the default 48
-    // KiB) and the caller checked that in is 16-byte aligned, as its cp.async copies require.
+    // KiB) and the caller checked that in is 16-byte aligned, as its cp.async and bulk copies
+    // require; its TMA form takes one more argument, the prefetch distance, which the caller
+    // passes exactly for a shape with `tma` (the kernel prefetches only full tiles below n).
     unsafe {
-        s.launch_builder(f)
-            .arg(&a.inp)
+        let mut b = s.launch_builder(f);
+        b.arg(&a.inp)
             .arg(&a.out)
             .arg(&a.n)
             .arg(&a.tiles)
@@ -464,8 +475,11 @@ pub fn select(s: &CudaStream, f: &CudaFunction, threads: u32, smem: u32, a: &Sel
             .arg(&none)
             .arg(&a.counter)
             .arg(&a.epoch)
-            .arg(&a.total)
-            .launch(cfg)
+            .arg(&a.total);
+        if let Some(p) = &prefetch {
+            b.arg(p);
+        }
+        b.launch(cfg)
     }?;
     Ok(())
 }

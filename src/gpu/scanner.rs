@@ -165,9 +165,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                     KernelSet::SinglePass(s) if entry.starts_with("scan_staged") => {
                         s.staged_smem_bytes(self.op.elem_size)
                     }
-                    KernelSet::Select(s) if entry == "select_staged" => {
-                        s.staged_smem_bytes(in_size)
-                    }
+                    KernelSet::Select(s) if entry == "select_staged" => s.tile_bytes(in_size),
                     _ => 0,
                 } as u32;
                 out.push(super::KernelInfo {
