@@ -95,7 +95,14 @@ case $mode in
       build pf$d all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch $d tiles" -DTMA -DTMA_DYN=1 -DTMA_PF=$d &
       build pfh$d all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch $d tiles, evict_last/evict_first" -DTMA -DTMA_DYN=1 -DTMA_PF=$d -DTMA_PF_LAST=1 -DTMA_HINT=1 &
     done
-    runs="pf128 pfh128 pf256 pfh256 pf384 pfh384 pf512 pfh512 pf128 pfh128 pf256 pfh256" ;;
+    # Session 7: streaming stores (TMA_SCS=1) with and without the hints, and a traced run at 3 MiB.
+    for d in 128 256 384; do
+      build pfs$d all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch $d tiles, streaming stores" -DTMA -DTMA_DYN=1 -DTMA_PF=$d -DTMA_SCS=1 &
+      build pfhs$d all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch $d tiles, hints + streaming stores" -DTMA -DTMA_DYN=1 -DTMA_PF=$d -DTMA_PF_LAST=1 -DTMA_HINT=1 -DTMA_SCS=1 &
+    done
+    build pf128_tr all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 tiles (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTRACE &
+    build nolb_pf128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DNOLB=1 &
+    runs="pf128 pfh128 pfs128 pfhs128 pf256 pfh256 pfs256 pfhs256 pf384 pfh384 pfs384 pfhs384 pf512 pfh512 pf128 pfh128 pfs128 pfhs128 pf128_tr nolb_pf128" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
