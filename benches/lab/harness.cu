@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
 #ifdef PERSIST  // a resident grid: PERSIST blocks per SM (0: as many as fit)
     const unsigned grid = (PERSIST > 0 ? PERSIST : per_sm) * p.multiProcessorCount;
 #else
-    const unsigned grid = tiles;
+#ifndef GRID_MUL  // blocks per tile (variants/ahead.inc: a reduce and a scan item per tile)
+#define GRID_MUL 1
+#endif
+    const unsigned grid = tiles * GRID_MUL;
 #endif
 #ifdef PROP
     cudaStream_t s2; CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));

@@ -8,6 +8,7 @@
 #            and the warp-specialised variants/split.inc)
 #   tma      session 6: tiles moved by tensor copies (variants/tma.inc)
 #   prefetch2 session 6: L2 prefetch distances with eviction hints
+#   ahead    session 7: tiles reduced ahead of their scan (variants/ahead.inc)
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -23,7 +24,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -103,6 +104,15 @@ case $mode in
     build pf128_tr all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 tiles (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTRACE &
     build nolb_pf128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DNOLB=1 &
     runs="pf128 pfh128 pfs128 pfhs128 pf256 pfh256 pfs256 pfhs256 pf384 pfh384 pfs384 pfhs384 pf512 pfh512 pf128 pfh128 pfs128 pfhs128 pf128_tr nolb_pf128" ;;
+  ahead)
+    # Session 7: each tile reduced AH_LEAD tiles ahead of its scan (variants/ahead.inc), against the
+    # library's design (TMA 192x32, prefetch 128 tiles = 3 MiB).
+    build pf128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 tiles" -DTMA -DTMA_DYN=1 -DTMA_PF=128 &
+    for d in 128 256 512 1024; do
+      build ah$d all_192_32.cu ms_ahead 24640 192 "reduce ahead 192x32, lead $d tiles" -DTMA -DAH_LEAD=$d -DGRID_MUL=2 &
+      build ahh$d all_192_32.cu ms_ahead 24640 192 "reduce ahead 192x32, lead $d tiles, evict_last/evict_first" -DTMA -DAH_LEAD=$d -DAH_HINT=1 -DGRID_MUL=2 &
+    done
+    runs="pf128 ah128 ahh128 ah256 ahh256 ah512 ahh512 ah1024 ahh1024 pf128 ah256 ahh256" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
@@ -118,7 +128,7 @@ case $mode in
         "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
     done
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
