@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
     show("loaded", sl[2]); show("agg", sl[3]); show("prefix", sl[4]); show("end", sl[5]);
     show("agg->win0", first_after_agg); show("win0 dur", wd[0]); if (wd[1].size()) show("win1 dur", wd[1]); if (wd[2].size()) show("win2 dur", wd[2]); if (wd[3].size()) show("win3+ dur", wd[3]);
     show("windows", win); show("spins", spin);
+    {  // variants/ahead.inc: each tile's reduce item, claim to publish (word 7)
+        std::vector<double> rl;
+        for (unsigned i = 0; i < tiles; ++i) if (ht[(size_t)i * 16 + 7]) rl.push_back(((long long)ht[(size_t)i * 16 + 7]) / cyc_us);
+        if (rl.size()) show("reduce life", rl);
+    }
 #endif
     return 0;
 }

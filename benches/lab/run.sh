@@ -9,13 +9,14 @@
 #   tma      session 6: tiles moved by tensor copies (variants/tma.inc)
 #   prefetch2 session 6: L2 prefetch distances with eviction hints
 #   ahead    session 7: tiles reduced ahead of their scan (variants/ahead.inc)
+#   lb       session 7: wider look-back windows with prefetching, and DRAM bytes by Nsight Compute
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -112,7 +113,29 @@ case $mode in
       build ah$d all_192_32.cu ms_ahead 24640 192 "reduce ahead 192x32, lead $d tiles" -DTMA -DAH_LEAD=$d -DGRID_MUL=2 &
       build ahh$d all_192_32.cu ms_ahead 24640 192 "reduce ahead 192x32, lead $d tiles, evict_last/evict_first" -DTMA -DAH_LEAD=$d -DAH_HINT=1 -DGRID_MUL=2 &
     done
-    runs="pf128 ah128 ahh128 ah256 ahh256 ah512 ahh512 ah1024 ahh1024 pf128 ah256 ahh256" ;;
+    build ah256_tr all_192_32.cu ms_ahead 24640 192 "reduce ahead 192x32, lead 256 tiles (traced)" -DTMA -DAH_LEAD=256 -DGRID_MUL=2 -DTRACE &
+    build pf128_tr all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 tiles (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTRACE &
+    runs="pf128 ah128 ahh128 ah256 ahh256 ah512 ahh512 ah1024 ahh1024 pf128 ah256 ahh256 ah256_tr pf128_tr" ;;
+  lb)
+    # Session 7: wider look-back windows (2 and 4 predecessors per lane) on the library's design
+    # (TMA 192x32, prefetch 128 tiles), and DRAM bytes (Nsight Compute) with and without prefetching.
+    build pf128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128" -DTMA -DTMA_DYN=1 -DTMA_PF=128 &
+    build lb2 all_192_32_2.cu ms_tma 24640 192 "tma 192x32, prefetch 128, look-back 2 per lane" -DTMA -DTMA_DYN=1 -DTMA_PF=128 &
+    build lb4 all_192_32_4.cu ms_tma 24640 192 "tma 192x32, prefetch 128, look-back 4 per lane (8 blocks/SM)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 &
+    build lb4m all_192_32_4.cu ms_tma 24640 192 "tma 192x32, prefetch 128, look-back 4 per lane, 9 blocks/SM" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build lb2_tr all_192_32_2.cu ms_tma 24640 192 "tma 192x32, prefetch 128, look-back 2 per lane (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTRACE &
+    build pf0 all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch" -DTMA -DTMA_DYN=1 &
+    build pfhs384 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 384, hints + streaming stores" -DTMA -DTMA_DYN=1 -DTMA_PF=384 -DTMA_PF_LAST=1 -DTMA_HINT=1 -DTMA_SCS=1 &
+    wait
+    for x in pf128 lb2 lb4 lb4m pf128 lb2 lb4m lb2_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    for x in pf0 pf128 pfhs384; do
+      echo "-- ncu $x"
+      timeout 100 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
+        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
+    done
+    exit 0 ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
@@ -128,7 +151,7 @@ case $mode in
         "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
     done
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
