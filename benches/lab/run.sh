@@ -127,7 +127,11 @@ case $mode in
     build pf0 all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch" -DTMA -DTMA_DYN=1 &
     build pfhs384 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 384, hints + streaming stores" -DTMA -DTMA_DYN=1 -DTMA_PF=384 -DTMA_PF_LAST=1 -DTMA_HINT=1 -DTMA_SCS=1 &
     wait
-    for x in pf128 lb2 lb4 lb4m pf128 lb2 lb4m lb2_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    build lb2m all_192_32_2.cu ms_tma 24640 192 "tma 192x32, prefetch 128, look-back 2 per lane, bound 9 blocks/SM" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, bound 9 blocks/SM" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    wait
+    for x in pf128 lb2 lb4 lb4m pf128m lb2m pf128 lb2 lb4m pf128m lb2m lb2_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    [[ ${LB_NCU:-1} == 1 ]] || exit 0
     ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
     for x in pf0 pf128 pfhs384; do
       echo "-- ncu $x"
