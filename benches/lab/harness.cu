@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     ms_elem *in, *out; unsigned long long* state; unsigned* counter;
     CHECK(cudaMalloc(&in, n * E)); CHECK(cudaMalloc(&out, n * E));
     // Status words: up to 64 bytes per tile (the paired layout of 32-byte elements).
-    CHECK(cudaMalloc(&state, (size_t)tiles * 64 + 4096)); CHECK(cudaMemset(state, 0, (size_t)tiles * 64 + 4096));
+    // (128 bytes per tile for the strided status words of run.sh stride.)
+    CHECK(cudaMalloc(&state, (size_t)tiles * 128 + 4096)); CHECK(cudaMemset(state, 0, (size_t)tiles * 128 + 4096));
     CHECK(cudaMalloc(&counter, 4));
     init_in<<<1024, 256>>>(in, n);
     int smem = SMEM_BYTES;
