@@ -182,6 +182,8 @@ struct BodyCtx<'a> {
     staged: bool,
     tma: bool,
     tma_state: usize,
+    /// Bytes of one tile's single-pass state (`MS_SLOT`).
+    state_slot: u64,
     tma_min_blocks: u32,
     swizzle: u32,
     map: bool,
@@ -227,6 +229,7 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.staged = s.staged;
             ctx.tma = s.staged && s.tma;
             ctx.tma_state = s.tma_state_bytes(elem_size);
+            ctx.state_slot = s.layout.status_bytes(elem_size);
             ctx.tma_min_blocks = s.staged_blocks_per_sm(elem_size);
             ctx.swizzle = s.swizzle(elem_size);
             ctx.reduce_tiles = matches!(set, KernelSet::TiledReduce(_));
@@ -246,6 +249,8 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.select = true;
             ctx.select_staged = s.staged;
             ctx.select_tma = s.staged && s.tma;
+            // The select kernels look back over u32 keep counts.
+            ctx.state_slot = s.layout.status_bytes(4);
         }
         KernelSet::Check => {}
     }
