@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma] [prefetch]
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma] [prefetch] [shapes]
 # (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
@@ -70,6 +70,19 @@ for part in $parts; do
         done
       done > "$out/prefetch.log" 2>&1
       echo "== prefetch"; cat "$out/prefetch.log" ;;
+    shapes)
+      # Session 7: staged tile shapes (MONOSCAN_STAGED) around the defaults once look-back state
+      # fills a sector per tile; each run measures its own copy. SHAPE_CASES overrides.
+      for c in ${SHAPE_CASES:-sum-i32:28:128x32,160x32,256x32 segsum-f32:27:128x16,160x16,256x16}; do
+        IFS=: read -r case lg shapes <<< "$c"
+        for shape in default ${shapes//,/ }; do
+          echo "-- $case 2^$lg staged $shape"
+          ( if [[ $shape != default ]]; then export MONOSCAN_STAGED=$shape; fi
+            timeout 60 .device-stage/run example monoscan bench --cases "$case" --min-log2 "$lg" \
+              --max-log2 "$lg" --algos single-pass 2>&1 | grep -E "single-pass|error" )
+        done
+      done > "$out/shapes.log" 2>&1
+      echo "== staged shapes"; cat "$out/shapes.log" ;;
     latency)
       # The 2^10 latency line with the small one-tile
       # shape (default) and with the single-pass tile it replaces (256x32), alternating.

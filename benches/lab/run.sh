@@ -145,12 +145,13 @@ case $mode in
     # Session 7: status words spread out (MS_STATE_STRIDE words of 8 bytes per tile: 1 packed, 4 one
     # per 32-byte sector, 16 one per 128-byte line), so a window's polls do not share lines with
     # the publishes of the ~32 tiles in flight around them. TMA 192x32, prefetch 128, 9-block bound.
-    for st in 1 4 16; do
+    for st in ${STRIDES:-1 4 16}; do
       sed 's/(st + tile)/(st + (ms_u64)(tile) * MS_STATE_STRIDE)/' all_192_32.cu > all_192_32_st$st.cu
       build st$st all_192_32_st$st.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride $((st * 8)) B" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=$st &
     done
     build st16_tr all_192_32_st16.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride 128 B (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=16 -DTRACE &
-    runs="st1 st4 st16 st1 st4 st16 st16_tr" ;;
+    runs="$(for st in ${STRIDES:-1 4 16}; do echo -n "st$st "; done)"
+    runs="$runs $runs st16_tr" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
