@@ -146,12 +146,15 @@ case $mode in
     # per 32-byte sector, 16 one per 128-byte line), so a window's polls do not share lines with
     # the publishes of the ~32 tiles in flight around them. TMA 192x32, prefetch 128, 9-block bound.
     for st in ${STRIDES:-1 4 16}; do
-      sed 's/(st + tile)/(st + (ms_u64)(tile) * MS_STATE_STRIDE)/' all_192_32.cu > all_192_32_st$st.cu
+      # Sources from before session 7 index `st + tile`; later ones place slots by MS_SLOT bytes.
+      sed -e 's/(st + tile)/(st + (ms_u64)(tile) * MS_STATE_STRIDE)/' \
+          -e 's/^#define MS_SLOT [0-9]*$/#define MS_SLOT (8 * MS_STATE_STRIDE)/' all_192_32.cu > all_192_32_st$st.cu
+      grep -q MS_STATE_STRIDE all_192_32_st$st.cu || { echo "stride: no status indexing to rewrite"; exit 1; }
       build st$st all_192_32_st$st.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride $((st * 8)) B" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=$st &
     done
-    build st16_tr all_192_32_st16.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride 128 B (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=16 -DTRACE &
+    [[ -f all_192_32_st16.cu ]] && build st16_tr all_192_32_st16.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride 128 B (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=16 -DTRACE &
     runs="$(for st in ${STRIDES:-1 4 16}; do echo -n "st$st "; done)"
-    runs="$runs $runs st16_tr" ;;
+    runs="$runs $runs"; [[ -f all_192_32_st16.cu ]] && runs="$runs st16_tr" ;;
   ncu)
     # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
     # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
