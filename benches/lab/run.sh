@@ -32,6 +32,18 @@ done
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
   nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS="$t" "$@" harness.cu -o "$o" -lcuda > "$o.log" 2>&1 \
     || { echo "build of $o failed:"; grep -m 10 error "$o.log"; }; }
+# dram_bytes BINARY...: DRAM bytes and L2 hit rate of one launch of each (Nsight Compute, which
+# reads the counters on the Firecracker machines with --clock-control none).
+dram_bytes() {
+  local ncu_bin x
+  ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  for x in "$@"; do
+    echo "-- ncu $x"
+    timeout 120 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
+      --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
+      "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
+  done
+}
 case $mode in
   traces)
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" -DTRACE &
@@ -133,13 +145,7 @@ case $mode in
     wait
     for x in pf128 lb2 lb4 lb4m pf128m lb2m pf128 lb2 lb4m pf128m lb2m lb2_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     [[ ${LB_NCU:-1} == 1 ]] || exit 0
-    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    for x in pf0 pf128 pfhs384; do
-      echo "-- ncu $x"
-      timeout 100 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
-        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
-        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
-    done
+    dram_bytes pf0 pf128 pfhs384
     exit 0 ;;
   stride)
     # Session 7: status words spread out (MS_STATE_STRIDE words of 8 bytes per tile: 1 packed, 4 one
@@ -156,19 +162,12 @@ case $mode in
     runs="$(for st in ${STRIDES:-1 4 16}; do echo -n "st$st "; done)"
     runs="$runs $runs"; [[ -f all_192_32_st16.cu ]] && runs="$runs st16_tr" ;;
   ncu)
-    # DRAM bytes and L2 hit rate of one launch each (Nsight Compute, which reads the counters on
-    # the Firecracker machines with --clock-control none): did rescan's second copy miss L2?
+    # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
     build rs2h5 all_128_32.cu ms_rescan2 32768 128 "rescan2 + L2 hints, 5 blocks/SM" -DPERSIST=0 -DRS_HINT=1 -DRS_MINB=5 &
     build sp2_64 all_64_32.cu ms_split 16384 96 "split 64x32, 2 stages" -DPERSIST=0 -DSP_STAGES=2 -DSP_MINB=13 &
     wait
-    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    for x in staged rs2h5 sp2_64; do
-      echo "-- $x"
-      timeout 120 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
-        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
-        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
-    done
+    dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
   *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|ncu] [log2 n]"; exit 2 ;;
 esac
