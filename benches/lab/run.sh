@@ -158,9 +158,10 @@ case $mode in
       grep -q MS_STATE_STRIDE all_192_32_st$st.cu || { echo "stride: no status indexing to rewrite"; exit 1; }
       build st$st all_192_32_st$st.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride $((st * 8)) B" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=$st &
     done
-    [[ -f all_192_32_st16.cu ]] && build st16_tr all_192_32_st16.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride 128 B (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=16 -DTRACE &
+    tst=${TRACE_STRIDE:-16}  # the stride also built with per-tile stamps
+    [[ -f all_192_32_st$tst.cu ]] && build st${tst}_tr all_192_32_st$tst.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride $((tst * 8)) B (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=$tst -DTRACE &
     runs="$(for st in ${STRIDES:-1 4 16}; do echo -n "st$st "; done)"
-    runs="$runs $runs"; [[ -f all_192_32_st16.cu ]] && runs="$runs st16_tr" ;;
+    runs="$runs $runs"; [[ -f all_192_32_st$tst.cu ]] && runs="$runs st${tst}_tr" ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
