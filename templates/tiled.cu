@@ -580,6 +580,7 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
     const ms_u32 b = ms_shared_addr(&bar);
     if (threadIdx.x == 0) {
         sm.tile = atomicAdd(counter, 1u);
+        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
         ms_bar_init(b);
         ms_prefetch_tile(in, n, sm.tile, prefetch);
     }
@@ -596,7 +597,10 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
     } else {
         ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
     }
-{% else %}    if (threadIdx.x == 0) sm.tile = atomicAdd(counter, 1u);
+{% else %}    if (threadIdx.x == 0) {
+        sm.tile = atomicAdd(counter, 1u);
+        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
+    }
     __syncthreads();
     const ms_u32 tile = sm.tile;
     ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
@@ -797,6 +801,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
     if (threadIdx.x == 0) {
         sm.tile = atomicAdd(counter, 1u);
+        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
         ms_prefetch_tile(in, n, sm.tile, prefetch);
 {% endif %}    }

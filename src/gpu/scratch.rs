@@ -71,8 +71,8 @@ impl Scratch {
         })
     }
 
-    /// The tile-state array of `layout` of at least `state_bytes` bytes, the zeroed counter,
-    /// and a fresh epoch. Returns `(state, counter, epoch)` addresses.
+    /// The tile-state array of `layout` of at least `state_bytes` bytes, the tile counter (zero
+    /// between launches: each kernel's last claimant resets it), and a fresh epoch. Returns `(state, counter, epoch)` addresses.
     pub fn single_pass(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -102,8 +102,9 @@ impl Scratch {
             }
             self.epoch = 1;
         }
-        let counter = self.counter.as_mut().expect("allocated above");
-        stream.memset_zeros(counter)?;
+        // No memset per call: every kernel that claims tiles hands the counter back at zero
+        // (the claimant of the last tile resets it), and it starts zeroed.
+        let counter = self.counter.as_ref().expect("allocated above");
         let (c, _g) = counter.device_ptr(stream);
         let state = self.states[slot].as_ref().expect("allocated above");
         let (s, _g2) = state.device_ptr(stream);
