@@ -277,15 +277,17 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 #define MS_LB {{ lookback }}
 #define MS_AGG 1u
 #define MS_INCL 2u
-// Thread 0 claims the block's tile number (the last claimant resets the counter); every
-// thread of the block returns it.
+// Run by one thread: the next tile number. The claimant of the last tile resets the counter,
+// so it is zero for the next launch (the host zeroes it only once, at allocation).
+__device__ __forceinline__ ms_u32 ms_take_tile(ms_u32* counter, ms_u32 num_tiles) {
+    const ms_u32 t = atomicAdd(counter, 1u);
+    if (t == num_tiles - 1) atomicExch(counter, 0u);
+    return t;
+}
+// Thread 0 claims the block's tile number; every thread of the block returns it.
 template <typename Smem>
 __device__ __forceinline__ ms_u32 ms_claim_tile(ms_u32* counter, ms_u32 num_tiles, Smem& sm) {
-    if (threadIdx.x == 0) {
-        const ms_u32 t = atomicAdd(counter, 1u);
-        if (t == num_tiles - 1) atomicExch(counter, 0u);
-        sm.tile = t;
-    }
+    if (threadIdx.x == 0) sm.tile = ms_take_tile(counter, num_tiles);
     __syncthreads();
     return sm.tile;
 }
@@ -579,8 +581,7 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
 {% if select_tma %}    __shared__ alignas(8) ms_u64 bar;
     const ms_u32 b = ms_shared_addr(&bar);
     if (threadIdx.x == 0) {
-        sm.tile = atomicAdd(counter, 1u);
-        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
+        sm.tile = ms_take_tile(counter, num_tiles);
         ms_bar_init(b);
         ms_prefetch_tile(in, n, sm.tile, prefetch);
     }
@@ -597,12 +598,7 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
     } else {
         ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
     }
-{% else %}    if (threadIdx.x == 0) {
-        sm.tile = atomicAdd(counter, 1u);
-        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
-    }
-    __syncthreads();
-    const ms_u32 tile = sm.tile;
+{% else %}    const ms_u32 tile = ms_claim_tile(counter, num_tiles, sm);
     ms_stage_tile<in_t, false>(in, n, tile, ms_select_buffer);
 {% endif %}    const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_i64 wvalid = (ms_i64)ms_valid(base, n) - (ms_i64)warp * MS_WARP_TILE;
@@ -800,8 +796,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
     if (threadIdx.x == 0) {
-        sm.tile = atomicAdd(counter, 1u);
-        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
+        sm.tile = ms_take_tile(counter, num_tiles);
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
         ms_prefetch_tile(in, n, sm.tile, prefetch);
 {% endif %}    }
