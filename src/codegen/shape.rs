@@ -131,7 +131,7 @@ impl TileShape {
     }
 
     /// Bytes of one tile of elements of `size` bytes (the staged select kernel's dynamic
-    /// shared memory, in either form).
+    /// shared memory, in either form; the unit of the L2 prefetch distance).
     pub fn tile_bytes(&self, size: usize) -> usize {
         self.tile() as usize * size
     }
@@ -139,12 +139,10 @@ impl TileShape {
     /// Dynamic shared memory of the staged scan for elements of `size` bytes: the tile, and
     /// for the TMA form also the block's state and its mbarrier ([`Self::tma_state_bytes`]).
     pub fn staged_smem_bytes(&self, size: usize) -> usize {
-        if !self.staged {
-            0
-        } else if self.tma {
-            self.tile() as usize * size + self.tma_state_bytes(size)
-        } else {
-            self.tile() as usize * size
+        match (self.staged, self.tma) {
+            (false, _) => 0,
+            (true, false) => self.tile_bytes(size),
+            (true, true) => self.tile_bytes(size) + self.tma_state_bytes(size),
         }
     }
 
@@ -243,7 +241,7 @@ pub const PREFETCH_BYTES: usize = 3 << 20;
 ///     assert_eq!((s.block, s.items), (192, 32));
 /// }
 /// if std::env::var("MONOSCAN_PREFETCH_KIB").is_err() {
-///     assert_eq!(prefetch_tiles(s.tile() as usize * 4)?, 128);
+///     assert_eq!(prefetch_tiles(s.tile_bytes(4))?, 128);
 /// }
 /// # Ok::<(), monoscan::Error>(())
 /// ```
@@ -283,7 +281,7 @@ pub fn tile_shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
             return check(TileShape::new(block, items, layout, lookback), size);
         }
         let mut shape = TileShape::new(256, (16 / size.max(1)).max(1) as u32, layout, lookback);
-        while (shape.tile() as usize * size > 4096 || shape.smem_bytes(size) > SMEM_LIMIT)
+        while (shape.tile_bytes(size) > 4096 || shape.smem_bytes(size) > SMEM_LIMIT)
             && shape.block > 32
         {
             shape.block /= 2;

@@ -155,7 +155,7 @@ impl Gpu {
                 total: tot,
             };
             let prefetch = if entry == "select_staged" && shape.tma {
-                Some(prefetch_tiles(shape.tile() as usize * size)?)
+                Some(prefetch_tiles(shape.tile_bytes(size))?)
             } else {
                 None
             };

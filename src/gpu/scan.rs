@@ -359,7 +359,7 @@ impl<M: Monoid> Scanner<'_, M> {
         // elements have the element's size, `Scanner::shape` sees to it.)
         let tma = if entry == "scan_staged" && shape.tma {
             let map = launch::TensorMap::rows128(inp, n * size as u64, shape.block)?;
-            Some((map, prefetch_tiles(shape.tile() as usize * size)?))
+            Some((map, prefetch_tiles(shape.tile_bytes(size))?))
         } else {
             None
         };
