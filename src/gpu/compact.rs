@@ -139,11 +139,9 @@ impl Gpu {
             let (out, _g2) = output.device_ptr_mut(&self.stream);
             let (tot, _g3) = count.device_ptr_mut(&self.stream);
             let mut scratch = self.lock_scratch();
-            let (state, counter, epoch) = scratch.single_pass(
-                &self.stream,
-                shape.layout,
-                tiles * shape.layout.status_bytes(4),
-            )?;
+            // The look-back runs over u32 keep counts.
+            let (state, counter, epoch) =
+                scratch.single_pass(&self.stream, shape.layout, tiles, 4)?;
             let args = launch::Select {
                 inp,
                 out,

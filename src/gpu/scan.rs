@@ -334,11 +334,7 @@ impl<M: Monoid> Scanner<'_, M> {
         } else {
             (0, 0)
         };
-        let (state, counter, epoch) = scratch.single_pass(
-            stream,
-            shape.layout,
-            tiles * shape.layout.status_bytes(size),
-        )?;
+        let (state, counter, epoch) = scratch.single_pass(stream, shape.layout, tiles, size)?;
         let args = SinglePass {
             inp,
             out,

@@ -71,14 +71,18 @@ impl Scratch {
         })
     }
 
-    /// The tile-state array of `layout` of at least `state_bytes` bytes, the tile counter (zero
-    /// between launches: each kernel's last claimant resets it), and a fresh epoch. Returns `(state, counter, epoch)` addresses.
+    /// The tile-state array of `layout` for `tiles` tiles whose look-back values are
+    /// `elem_size` bytes (each tile's slot as the kernels address it,
+    /// [`StateLayout::status_bytes`]), the tile counter (zero between launches: each kernel's
+    /// last claimant resets it), and a fresh epoch. Returns `(state, counter, epoch)` addresses.
     pub fn single_pass(
         &mut self,
         stream: &Arc<CudaStream>,
         layout: StateLayout,
-        state_bytes: u64,
+        tiles: u64,
+        elem_size: usize,
     ) -> Result<(u64, u64, u32)> {
+        let state_bytes = tiles * layout.status_bytes(elem_size);
         let slot = layout as usize;
         let have = self.states[slot].as_ref().map_or(0, |b| b.len() as u64);
         if have < state_bytes {
