@@ -24,8 +24,8 @@ __device__ __forceinline__ ms_u64 ms_gt() { ms_u64 t; asm volatile("mov.u64 %0, 
         nonlocal src
         assert a in src, a[:60]
         src = src.replace(a, b)
-    rep('''        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
-    }''', '''        if (sm.tile == num_tiles - 1) atomicExch(counter, 0u);  // zero for the next launch
+    rep('''        sm.tile = ms_take_tile(counter, num_tiles);
+    }''', '''        sm.tile = ms_take_tile(counter, num_tiles);
         if (g_trace) { g_trace[(ms_u64)sm.tile*16+0] = ms_gt(); }
         TR(sm.tile, 1);
     }''')

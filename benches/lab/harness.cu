@@ -150,11 +150,35 @@ int main(int argc, char** argv) {
     show("loaded", sl[2]); show("agg", sl[3]); show("prefix", sl[4]); show("end", sl[5]);
     show("agg->win0", first_after_agg); show("win0 dur", wd[0]); if (wd[1].size()) show("win1 dur", wd[1]); if (wd[2].size()) show("win2 dur", wd[2]); if (wd[3].size()) show("win3+ dur", wd[3]);
     show("windows", win); show("spins", spin);
+#ifdef TRACE_END
+    {  // session 8: word 7 is the tile's end on the global timer (ns). Where does the kernel's
+       // time go beyond tiles / steady rate, and how full are the block slots in steady state?
+        std::vector<double> cl(tiles), en(tiles);
+        for (unsigned i = 0; i < tiles; ++i) { cl[i] = double(ht[(size_t)i * 16]); en[i] = double(ht[(size_t)i * 16 + 7]); }
+        const double t0 = *std::min_element(cl.begin(), cl.end()), tlc = *std::max_element(cl.begin(), cl.end());
+        std::vector<double> es = en; std::sort(es.begin(), es.end());
+        const double t1 = es.back(), a = es[tiles / 10], b = es[tiles * 9 / 10];
+        const double rate = 0.8 * tiles / ((b - a) / 1e3);  // tiles per us between the 10% and 90% ends
+        double occ = 0, life = 0;
+        for (unsigned i = 0; i < tiles; ++i) { occ += std::max(0.0, std::min(en[i], b) - std::max(cl[i], a)); life += en[i] - cl[i]; }
+        const double slots = double(per_sm) * p.multiProcessorCount;
+        printf("  timeline: span %.1f us = tiles / steady rate %.1f us + %.1f us; steady %.1f tiles/us; mean life %.2f us;"
+               " resident %.0f of %.0f slots (%.3f); first end %.2f us; last claim to last end %.2f us\n",
+               (t1 - t0) / 1e3, tiles / rate, (t1 - t0) / 1e3 - tiles / rate, rate, life / tiles / 1e3,
+               occ / (b - a), slots, occ / (b - a) / slots, (es[0] - t0) / 1e3, (t1 - tlc) / 1e3);
+        printf("  ends per 2 us, first 24 us:");
+        for (int k = 0; k < 12; ++k) printf(" %ld", (long)(std::upper_bound(es.begin(), es.end(), t0 + 2e3 * (k + 1)) - std::upper_bound(es.begin(), es.end(), t0 + 2e3 * k)));
+        printf("\n  ends per 2 us, last 24 us:");
+        for (int k = 12; k > 0; --k) printf(" %ld", (long)(std::upper_bound(es.begin(), es.end(), t1 - 2e3 * (k - 1)) - std::upper_bound(es.begin(), es.end(), t1 - 2e3 * k)));
+        printf("  (steady: %.0f per 2 us)\n", 2 * rate);
+    }
+#else
     {  // variants/ahead.inc: each tile's reduce item, claim to publish (word 7)
         std::vector<double> rl;
         for (unsigned i = 0; i < tiles; ++i) if (ht[(size_t)i * 16 + 7]) rl.push_back(((long long)ht[(size_t)i * 16 + 7]) / cyc_us);
         if (rl.size()) show("reduce life", rl);
     }
+#endif
 #endif
     return 0;
 }

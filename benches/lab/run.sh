@@ -11,6 +11,7 @@
 #   ahead    session 7: tiles reduced ahead of their scan (variants/ahead.inc)
 #   lb       session 7: wider look-back windows with prefetching, and DRAM bytes by Nsight Compute
 #   stride   session 7: status words spread over sectors or lines
+#   fixed    session 8: fill and drain traced on the global timer; a resident grid looping over tiles
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -26,7 +27,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead persist; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -162,6 +163,20 @@ case $mode in
     [[ -f all_192_32_st$tst.cu ]] && build st${tst}_tr all_192_32_st$tst.cu ms_tma 24640 192 "tma 192x32, prefetch 128, status stride $((tst * 8)) B (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DMS_STATE_STRIDE=$tst -DTRACE &
     runs="$(for st in ${STRIDES:-1 4 16}; do echo -n "st$st "; done)"
     runs="$runs $runs"; [[ -f all_192_32_st$tst.cu ]] && runs="$runs st${tst}_tr" ;;
+  fixed)
+    # Session 8: where the kernel's time goes beyond its steady rate (traced with TRACE_END: fill,
+    # drain, block slots left empty), at three sizes for a fit of fixed cost, and a resident grid
+    # that loops over tiles (variants/persist.inc), against the library's design.
+    build pf128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128" -DTMA -DTMA_DYN=1 -DTMA_PF=128 &
+    build pf128_tr all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTRACE -DTRACE_END &
+    build ps128 all_192_32.cu ms_persist 24640 192 "persistent tma 192x32, prefetch 128" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DPERSIST=0 &
+    build ps128_tr all_192_32.cu ms_persist 24640 192 "persistent tma 192x32, prefetch 128 (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DPERSIST=0 -DTRACE -DTRACE_END &
+    build nolb_tr all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, without look-back (wrong results; traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DNOLB=1 -DTRACE -DTRACE_END &
+    wait
+    for x in pf128 ps128 pf128 ps128; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for size in 26 27; do for x in pf128 ps128; do timeout 60 "./$x" "$size" || echo "$x failed: $?"; done; done
+    for x in pf128_tr ps128_tr nolb_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -170,7 +185,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
