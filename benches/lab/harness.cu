@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
         g0 = std::min(g0, q[0]); g1 = std::max(g1, q[0]);
     }
     auto show = [&](const char* name, std::vector<double>& v) {
+        if (v.empty()) { printf("  %-12s (none)\n", name); return; }
         double s = 0; for (double x : v) s += x;
         printf("  %-12s mean %8.2f  p10 %8.2f  p50 %8.2f  p90 %8.2f  p99 %8.2f  max %8.2f\n", name, s / v.size(), pct(v, .1), pct(v, .5), pct(v, .9), pct(v, .99), pct(v, 1.0));
     };

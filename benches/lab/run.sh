@@ -12,6 +12,7 @@
 #   lb       session 7: wider look-back windows with prefetching, and DRAM bytes by Nsight Compute
 #   stride   session 7: status words spread over sectors or lines
 #   fixed    session 8: fill and drain traced on the global timer; a resident grid looping over tiles
+#   persist  session 8: that grid at 9 blocks per SM, claiming each next tile early
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -177,6 +178,25 @@ case $mode in
     for size in 26 27; do for x in pf128 ps128; do timeout 60 "./$x" "$size" || echo "$x failed: $?"; done; done
     for x in pf128_tr ps128_tr nolb_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  persist)
+    # Session 8, second run: the resident grid held to 9 blocks per SM (32 registers), with and
+    # without claiming the next tile early (PS_EARLY), against the library's design with and
+    # without the same register bound.
+    build pf128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128" -DTMA -DTMA_DYN=1 -DTMA_PF=128 &
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build ps9 all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 &
+    build ps9e all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM, early claim" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 &
+    wait
+    for d in 64 192; do
+      build ps9e_pf$d all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch $d, 9 blocks/SM, early claim" -DTMA -DTMA_DYN=1 -DTMA_PF=$d -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 &
+    done
+    build ps9e_tr all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM, early claim (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 -DTRACE -DTRACE_END &
+    build ps9e_nolb all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM, early claim, without look-back (wrong results; traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 -DNOLB=1 -DTRACE -DTRACE_END &
+    wait
+    for x in pf128 pf128m ps9 ps9e ps9e_pf64 ps9e_pf192 pf128 pf128m ps9 ps9e ps9e_pf64 ps9e_pf192; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for size in 26 27; do for x in pf128m ps9e; do timeout 60 "./$x" "$size" || echo "$x failed: $?"; done; done
+    for x in ps9e_tr ps9e_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -185,7 +205,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
