@@ -13,13 +13,14 @@
 #   stride   session 7: status words spread over sectors or lines
 #   fixed    session 8: fill and drain traced on the global timer; a resident grid looping over tiles
 #   persist  session 8: that grid at 9 blocks per SM, claiming each next tile early
+#   pipe2    session 8: two tile buffers per block, the next tile's copy during the look-back
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 96x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -28,7 +29,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead persist; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead persist pipe2; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -197,6 +198,24 @@ case $mode in
     for size in 26 27; do for x in pf128m ps9e; do timeout 60 "./$x" "$size" || echo "$x failed: $?"; done; done
     for x in ps9e_tr ps9e_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  pipe2)
+    # Session 8, third run: two tile buffers per block in a resident grid (variants/pipe2.inc): the
+    # next tile's tensor copy overlaps the current tile's look-back, without (and with) the L2
+    # prefetch, at four tile sizes; against the library's design.
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build p96 all_96_32.cu ms_pipe2 24640 96 "two buffers 96x32 (12 KiB), 9 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=9 &
+    build p96_pf256 all_96_32.cu ms_pipe2 24640 96 "two buffers 96x32, 9 blocks/SM, prefetch 256" -DTMA -DPERSIST=0 -DTMA_MINB=9 -DTMA_PF=256 &
+    build p192 all_192_32.cu ms_pipe2 49216 192 "two buffers 192x32 (24 KiB), 4 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=4 &
+    wait
+    build p192_pf128 all_192_32.cu ms_pipe2 49216 192 "two buffers 192x32, 4 blocks/SM, prefetch 128" -DTMA -DPERSIST=0 -DTMA_MINB=4 -DTMA_PF=128 &
+    build p128 all_128_32.cu ms_pipe2 32832 128 "two buffers 128x32 (16 KiB), 6 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=6 &
+    build p64 all_64_32.cu ms_pipe2 16448 64 "two buffers 64x32 (8 KiB), 13 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=13 &
+    build p96_tr all_96_32.cu ms_pipe2 24640 96 "two buffers 96x32, 9 blocks/SM (traced)" -DTMA -DPERSIST=0 -DTMA_MINB=9 -DTRACE -DTRACE_END &
+    build p96_nolb all_96_32.cu ms_pipe2 24640 96 "two buffers 96x32, 9 blocks/SM, without look-back (wrong results; traced)" -DTMA -DPERSIST=0 -DTMA_MINB=9 -DNOLB=1 -DTRACE -DTRACE_END &
+    wait
+    for x in pf128m p96 p96_pf256 p192 p192_pf128 p128 p64 pf128m p96 p96_pf256 p192 p192_pf128 p128 p64; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in p96_tr p96_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -205,7 +224,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
