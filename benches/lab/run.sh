@@ -14,6 +14,7 @@
 #   fixed    session 8: fill and drain traced on the global timer; a resident grid looping over tiles
 #   persist  session 8: that grid at 9 blocks per SM, claiming each next tile early
 #   pipe2    session 8: two tile buffers per block, the next tile's copy during the look-back
+#   pipe3    session 8: the same in session 4's order (the next tile's aggregate before the look-back)
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -216,6 +217,21 @@ case $mode in
     for x in pf128m p96 p96_pf256 p192 p192_pf128 p128 p64 pf128m p96 p96_pf256 p192 p192_pf128 p128 p64; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     for x in p96_tr p96_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  pipe3)
+    # Session 8, fourth run: ms_pipe3, the two buffers in session 4's order (fold the next tile and
+    # publish its aggregate before looking back for the current one).
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build q96 all_96_32.cu ms_pipe3 24640 96 "pipe3 96x32 (2 x 12 KiB), 9 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=9 &
+    build q96_pf256 all_96_32.cu ms_pipe3 24640 96 "pipe3 96x32, 9 blocks/SM, prefetch 256" -DTMA -DPERSIST=0 -DTMA_MINB=9 -DTMA_PF=256 &
+    build q192 all_192_32.cu ms_pipe3 49216 192 "pipe3 192x32 (2 x 24 KiB), 4 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=4 &
+    wait
+    build q128 all_128_32.cu ms_pipe3 32832 128 "pipe3 128x32 (2 x 16 KiB), 6 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=6 &
+    build q64 all_64_32.cu ms_pipe3 16448 64 "pipe3 64x32 (2 x 8 KiB), 13 blocks/SM" -DTMA -DPERSIST=0 -DTMA_MINB=13 &
+    build q96_tr all_96_32.cu ms_pipe3 24640 96 "pipe3 96x32, 9 blocks/SM (traced)" -DTMA -DPERSIST=0 -DTMA_MINB=9 -DTRACE -DTRACE_END &
+    build q96_nolb all_96_32.cu ms_pipe3 24640 96 "pipe3 96x32, without look-back (wrong results)" -DTMA -DPERSIST=0 -DTMA_MINB=9 -DNOLB=1 &
+    wait
+    for x in pf128m q96 q96_pf256 q192 q128 q64 pf128m q96 q96_pf256 q192 q128 q64 q96_tr q96_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -224,7 +240,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
