@@ -15,6 +15,7 @@
 #   persist  session 8: that grid at 9 blocks per SM, claiming each next tile early
 #   pipe2    session 8: two tile buffers per block, the next tile's copy during the look-back
 #   pipe3    session 8: the same in session 4's order (the next tile's aggregate before the look-back)
+#   l2       session 8: L2 and DRAM counters with and without the prefetch and the look-back
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -232,6 +233,24 @@ case $mode in
     wait
     for x in pf128m q96 q96_pf256 q192 q128 q64 pf128m q96 q96_pf256 q192 q128 q64 q96_tr q96_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  l2)
+    # Session 8, fifth run: does the L2 prefetch cap the design? The library's design with and
+    # without the prefetch and without the look-back, timed, then L2 and DRAM counters (Nsight
+    # Compute) of one launch of each.
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build pf0m all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 &
+    build nolb128 all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DNOLB=1 &
+    build nolb0 all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch, without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DNOLB=1 &
+    wait
+    for x in pf128m pf0m nolb128 nolb0 pf128m pf0m nolb128 nolb0; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    for x in pf128m pf0m nolb128 nolb0; do
+      echo "-- ncu $x"
+      timeout 150 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_requests.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct \
+        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
+    done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -240,7 +259,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
