@@ -16,6 +16,7 @@
 #   pipe2    session 8: two tile buffers per block, the next tile's copy during the look-back
 #   pipe3    session 8: the same in session 4's order (the next tile's aggregate before the look-back)
 #   l2       session 8: L2 and DRAM counters with and without the prefetch and the look-back
+#   ws       session 8: a look-back warp beside the data warps, two buffers (variants/ws.inc)
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -31,7 +32,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead persist pipe2; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead persist pipe2 ws; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -251,6 +252,21 @@ case $mode in
         "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
     done
     exit 0 ;;
+  ws)
+    # Session 8, sixth run: the warp-specialised two-buffer grid (variants/ws.inc): a look-back
+    # warp beside the data warps; the next tile's copy and fold overlap the current look-back.
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build w96 all_96_32.cu ms_ws 24640 128 "ws 96x32 + look-back warp, 2 x 12 KiB, 9 blocks/SM" -DTMA -DPERSIST=0 -DWS_MINB=9 &
+    build w64 all_64_32.cu ms_ws 16448 96 "ws 64x32 + look-back warp, 2 x 8 KiB, 13 blocks/SM" -DTMA -DPERSIST=0 -DWS_MINB=13 &
+    build w128 all_128_32.cu ms_ws 32832 160 "ws 128x32 + look-back warp, 2 x 16 KiB, 6 blocks/SM" -DTMA -DPERSIST=0 -DWS_MINB=6 &
+    wait
+    build w192 all_192_32.cu ms_ws 49216 224 "ws 192x32 + look-back warp, 2 x 24 KiB, 4 blocks/SM" -DTMA -DPERSIST=0 -DWS_MINB=4 &
+    build w96_pf256 all_96_32.cu ms_ws 24640 128 "ws 96x32, 9 blocks/SM, prefetch 256" -DTMA -DPERSIST=0 -DWS_MINB=9 -DTMA_PF=256 &
+    build w96_tr all_96_32.cu ms_ws 24640 128 "ws 96x32, 9 blocks/SM (traced)" -DTMA -DPERSIST=0 -DWS_MINB=9 -DTRACE -DTRACE_END &
+    build w96_nolb all_96_32.cu ms_ws 24640 128 "ws 96x32, 9 blocks/SM, without look-back (wrong results)" -DTMA -DPERSIST=0 -DWS_MINB=9 -DNOLB=1 &
+    wait
+    for x in pf128m w96 w64 w128 w192 w96_pf256 pf128m w96 w64 w128 w192 w96_pf256 w96_tr w96_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -259,7 +275,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
