@@ -17,6 +17,7 @@
 #   pipe3    session 8: the same in session 4's order (the next tile's aggregate before the look-back)
 #   l2       session 8: L2 and DRAM counters with and without the prefetch and the look-back
 #   ws       session 8: a look-back warp beside the data warps, two buffers (variants/ws.inc)
+#   help     session 8: look-backs that publish their first window's inclusive prefixes
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -32,7 +33,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split tma ahead persist pipe2 ws; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split help tma ahead persist pipe2 ws; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -267,6 +268,21 @@ case $mode in
     wait
     for x in pf128m w96 w64 w128 w192 w96_pf256 pf128m w96 w64 w128 w192 w96_pf256 w96_tr w96_nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  help)
+    # Session 8, seventh run: look-backs that publish the inclusive prefixes of their first
+    # window (variants/help.inc, -DHELP), on the library's design and on ws.inc.
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build pf128m_h all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound, helping look-back" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DHELP &
+    build pf0m_h all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch, 9-block bound, helping look-back" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DHELP &
+    build w96_h all_96_32.cu ms_ws 24640 128 "ws 96x32, 9 blocks/SM, helping look-back" -DTMA -DPERSIST=0 -DWS_MINB=9 -DHELP -DHELP_PUBLISH_AGG=0 &
+    wait
+    build w192_h all_192_32.cu ms_ws 49216 224 "ws 192x32, 4 blocks/SM, helping look-back" -DTMA -DPERSIST=0 -DWS_MINB=4 -DHELP -DHELP_PUBLISH_AGG=0 &
+    build w128_h all_128_32.cu ms_ws 32832 160 "ws 128x32, 6 blocks/SM, helping look-back" -DTMA -DPERSIST=0 -DWS_MINB=6 -DHELP -DHELP_PUBLISH_AGG=0 &
+    build pf128m_h_tr all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound, helping look-back (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DHELP -DTRACE -DTRACE_END &
+    build w96_h_tr all_96_32.cu ms_ws 24640 128 "ws 96x32, 9 blocks/SM, helping look-back (traced)" -DTMA -DPERSIST=0 -DWS_MINB=9 -DHELP -DHELP_PUBLISH_AGG=0 -DTRACE -DTRACE_END &
+    wait
+    for x in pf128m pf128m_h pf0m_h w96_h w192_h w128_h pf128m pf128m_h pf0m_h w96_h w192_h w128_h pf128m_h_tr w96_h_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -275,7 +291,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
