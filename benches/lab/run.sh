@@ -18,6 +18,7 @@
 #   l2       session 8: L2 and DRAM counters with and without the prefetch and the look-back
 #   ws       session 8: a look-back warp beside the data warps, two buffers (variants/ws.inc)
 #   help     session 8: look-backs that publish their first window's inclusive prefixes
+#   fabric   session 8: persistent grids prefetching their own next tile; L2 fabric counters
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -283,6 +284,26 @@ case $mode in
     wait
     for x in pf128m pf128m_h pf0m_h w96_h w192_h w128_h pf128m pf128m_h pf0m_h w96_h w192_h w128_h pf128m_h_tr w96_h_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  fabric)
+    # Session 8, eighth run: the L2 fabric. Persistent grids that prefetch the tile they claimed
+    # early themselves (PS_SELF) against the library's design; time, then fabric counters.
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build pf0m all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 &
+    build ps9 all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 &
+    build ps9self all_192_32.cu ms_persist 24640 192 "persistent 192x32, 9 blocks/SM, early claim, prefetch of its own next tile" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 -DPS_SELF=1 &
+    wait
+    build ps9e0 all_192_32.cu ms_persist 24640 192 "persistent 192x32, 9 blocks/SM, early claim, no prefetch" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 &
+    build ps9self_tr all_192_32.cu ms_persist 24640 192 "persistent 192x32, 9 blocks/SM, early claim, own prefetch (traced)" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 -DPS_SELF=1 -DTRACE -DTRACE_END &
+    wait
+    for x in pf128m pf0m ps9 ps9self ps9e0 pf128m pf0m ps9 ps9self ps9e0 ps9self_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    for x in pf128m pf0m ps9self ps9e0; do
+      echo "-- ncu $x"
+      timeout 150 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
+        --metrics gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum \
+        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
+    done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -291,7 +312,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
