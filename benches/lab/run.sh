@@ -40,18 +40,19 @@ done
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
   nvcc -O3 -std=c++17 -arch=sm_90 -DKFILE="\"$f\"" -DKNAME="$k" -DVNAME="\"$v\"" -DSMEM_BYTES="$sm" -DTHREADS="$t" "$@" harness.cu -o "$o" -lcuda > "$o.log" 2>&1 \
     || { echo "build of $o failed:"; grep -m 10 error "$o.log"; }; }
-# dram_bytes BINARY...: DRAM bytes and L2 hit rate of one launch of each (Nsight Compute, which
-# reads the counters on the Firecracker machines with --clock-control none).
-dram_bytes() {
-  local ncu_bin x
+# counters METRICS BINARY...: Nsight Compute counters of one launch of each (it reads them on
+# the Firecracker machines with --clock-control none).
+counters() {
+  local metrics=$1 ncu_bin x; shift
   ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   for x in "$@"; do
     echo "-- ncu $x"
-    timeout 120 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
-      --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum \
-      "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
+    timeout 150 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
+      --metrics "$metrics" "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|fraction|==ERR|error" || echo "$x: ncu failed"
   done
 }
+# dram_bytes BINARY...: DRAM bytes and L2 hit rate of one launch of each.
+dram_bytes() { counters dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum "$@"; }
 case $mode in
   traces)
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" -DTRACE &
@@ -246,13 +247,8 @@ case $mode in
     build nolb0 all_192_32.cu ms_tma 24640 192 "tma 192x32, no prefetch, without look-back (wrong results)" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DNOLB=1 &
     wait
     for x in pf128m pf0m nolb128 nolb0 pf128m pf0m nolb128 nolb0; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
-    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    for x in pf128m pf0m nolb128 nolb0; do
-      echo "-- ncu $x"
-      timeout 150 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
-        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_requests.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct \
-        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
-    done
+    counters gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_requests.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct \
+      pf128m pf0m nolb128 nolb0
     exit 0 ;;
   ws)
     # Session 8, sixth run: the warp-specialised two-buffer grid (variants/ws.inc): a look-back
@@ -296,13 +292,8 @@ case $mode in
     build ps9self_tr all_192_32.cu ms_persist 24640 192 "persistent 192x32, 9 blocks/SM, early claim, own prefetch (traced)" -DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DPERSIST=0 -DPS_EARLY=1 -DPS_SELF=1 -DTRACE -DTRACE_END &
     wait
     for x in pf128m pf0m ps9 ps9self ps9e0 pf128m pf0m ps9 ps9self ps9e0 ps9self_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
-    ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    for x in pf128m pf0m ps9self ps9e0; do
-      echo "-- ncu $x"
-      timeout 150 "$ncu_bin" --clock-control none --launch-skip 8 --launch-count 1 -k "regex:^ms_" \
-        --metrics gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum \
-        "./$x" "$lg" 2>&1 | grep -E "dram__|lts__|gpu__time|==ERR|error" || echo "$x: ncu failed"
-    done
+    counters gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum \
+      pf128m pf0m ps9self ps9e0
     exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
