@@ -19,6 +19,7 @@
 #   ws       session 8: a look-back warp beside the data warps, two buffers (variants/ws.inc)
 #   help     session 8: look-backs that publish their first window's inclusive prefixes
 #   fabric   session 8: persistent grids prefetching their own next tile; L2 fabric counters
+#   store    session 8: output by one tensor store per tile
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -295,6 +296,18 @@ case $mode in
     counters gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum \
       pf128m pf0m ps9self ps9e0
     exit 0 ;;
+  store)
+    # Session 8, tenth run: output by one tensor store per tile (persist.inc PS_STORE, waited on
+    # only when the buffer is reused; tma.inc TMA_STORE, waited on before the block exits).
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build pf128m_st all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, 9-block bound, tensor store" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DTMA_STORE=1 &
+    build ps9 all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 &
+    build ps9st all_192_32.cu ms_persist 24640 192 "persistent 192x32, prefetch 128, 9 blocks/SM, tensor store" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DPERSIST=0 -DPS_STORE=1 &
+    wait
+    for x in pf128m pf128m_st ps9 ps9st pf128m pf128m_st ps9 ps9st; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    counters gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum \
+      ps9 ps9st
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -303,7 +316,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
