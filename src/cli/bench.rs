@@ -287,7 +287,8 @@ impl Ctx<'_> {
 }
 
 /// End-to-end wall time of one small scan (launch + synchronize), beside the same for a
-/// kernel that does nothing (the platform's floor): medians of 500.
+/// kernel that does nothing (the platform's floor): medians of 500. Then the host's share:
+/// how long a scan call (2^10 and 2^20 elements) and a device-to-device copy take to return.
 fn latency(gpu: &Gpu) -> Result<String, CliError> {
     let m = Sum::<i32>::new();
     let xs: Vec<i32> = (0..1024).collect();
@@ -315,8 +316,33 @@ fn latency(gpu: &Gpu) -> Result<String, CliError> {
     };
     let scan = wall(&mut || scanner.inclusive(&input, &mut out))?;
     let nothing = wall(&mut || scanner.reduce(&empty, &mut total))?;
+    // The host's share: how long a call takes to return (it only enqueues), on an idle GPU.
+    let enqueue = |f: &mut dyn FnMut() -> monoscan::Result<()>| -> Result<f64, CliError> {
+        let mut ts = Vec::with_capacity(500);
+        for i in 0..550 {
+            let t = std::time::Instant::now();
+            f()?;
+            let us = t.elapsed().as_secs_f64() * 1e6;
+            gpu.synchronize()?;
+            if i >= 50 {
+                ts.push(us);
+            }
+        }
+        ts.sort_by(f64::total_cmp);
+        Ok(ts[ts.len() / 2])
+    };
+    let big: Vec<i32> = (0..1 << 20).collect();
+    let big_in = s.clone_htod(&big)?;
+    let mut big_out = s.clone_htod(&big)?;
+    let host_small = enqueue(&mut || scanner.inclusive(&input, &mut out))?;
+    let host_big = enqueue(&mut || scanner.inclusive(&big_in, &mut big_out))?;
+    let host_copy = enqueue(&mut || {
+        s.memcpy_dtod(&big_in, &mut big_out)?;
+        Ok(())
+    })?;
     Ok(format!(
-        "latency: inclusive scan of 2^10 i32 (one launch), launch + synchronize: median {scan:.1} us; a launch of a kernel that writes one element: {nothing:.1} us\n"
+        "latency: inclusive scan of 2^10 i32 (one launch), launch + synchronize: median {scan:.1} us; a launch of a kernel that writes one element: {nothing:.1} us\n\
+         host time to enqueue (the call's return, no synchronize; median of 500): scan of 2^10 i32 {host_small:.2} us, of 2^20 {host_big:.2} us; a device-to-device copy of 4 MiB {host_copy:.2} us\n"
     ))
 }
 
