@@ -299,47 +299,39 @@ fn latency(gpu: &Gpu) -> Result<String, CliError> {
     let mut total = s.clone_htod(&[0i32])?;
     let scanner = gpu.scanner(&m);
     scanner.prepare()?;
-    let wall = |f: &mut dyn FnMut() -> monoscan::Result<()>| -> Result<f64, CliError> {
-        for _ in 0..50 {
-            f()?;
-            gpu.synchronize()?;
-        }
-        let mut ts = Vec::with_capacity(500);
-        for _ in 0..500 {
-            let t = std::time::Instant::now();
-            f()?;
-            gpu.synchronize()?;
-            ts.push(t.elapsed().as_secs_f64() * 1e6);
-        }
-        ts.sort_by(f64::total_cmp);
-        Ok(ts[ts.len() / 2])
-    };
-    let scan = wall(&mut || scanner.inclusive(&input, &mut out))?;
-    let nothing = wall(&mut || scanner.reduce(&empty, &mut total))?;
-    // The host's share: how long a call takes to return (it only enqueues), on an idle GPU.
-    let enqueue = |f: &mut dyn FnMut() -> monoscan::Result<()>| -> Result<f64, CliError> {
-        let mut ts = Vec::with_capacity(500);
-        for i in 0..550 {
-            let t = std::time::Instant::now();
-            f()?;
-            let us = t.elapsed().as_secs_f64() * 1e6;
-            gpu.synchronize()?;
-            if i >= 50 {
-                ts.push(us);
+    // Median microseconds of 500 calls after 50 untimed ones, each call followed by a
+    // synchronize: timed with it (`with_sync`: the end-to-end latency) or without it (the
+    // host's share: how long the call takes to return, as it only enqueues, on an idle GPU).
+    let median_us =
+        |f: &mut dyn FnMut() -> monoscan::Result<()>, with_sync: bool| -> Result<f64, CliError> {
+            let mut ts = Vec::with_capacity(500);
+            for i in 0..550 {
+                let t = std::time::Instant::now();
+                f()?;
+                let returned = t.elapsed();
+                gpu.synchronize()?;
+                let us = if with_sync { t.elapsed() } else { returned }.as_secs_f64() * 1e6;
+                if i >= 50 {
+                    ts.push(us);
+                }
             }
-        }
-        ts.sort_by(f64::total_cmp);
-        Ok(ts[ts.len() / 2])
-    };
+            ts.sort_by(f64::total_cmp);
+            Ok(ts[ts.len() / 2])
+        };
+    let scan = median_us(&mut || scanner.inclusive(&input, &mut out), true)?;
+    let nothing = median_us(&mut || scanner.reduce(&empty, &mut total), true)?;
     let big: Vec<i32> = (0..1 << 20).collect();
     let big_in = s.clone_htod(&big)?;
     let mut big_out = s.clone_htod(&big)?;
-    let host_small = enqueue(&mut || scanner.inclusive(&input, &mut out))?;
-    let host_big = enqueue(&mut || scanner.inclusive(&big_in, &mut big_out))?;
-    let host_copy = enqueue(&mut || {
-        s.memcpy_dtod(&big_in, &mut big_out)?;
-        Ok(())
-    })?;
+    let host_small = median_us(&mut || scanner.inclusive(&input, &mut out), false)?;
+    let host_big = median_us(&mut || scanner.inclusive(&big_in, &mut big_out), false)?;
+    let host_copy = median_us(
+        &mut || {
+            s.memcpy_dtod(&big_in, &mut big_out)?;
+            Ok(())
+        },
+        false,
+    )?;
     Ok(format!(
         "latency: inclusive scan of 2^10 i32 (one launch), launch + synchronize: median {scan:.1} us; a launch of a kernel that writes one element: {nothing:.1} us\n\
          host time to enqueue (the call's return, no synchronize; median of 500): scan of 2^10 i32 {host_small:.2} us, of 2^20 {host_big:.2} us; a device-to-device copy of 4 MiB {host_copy:.2} us\n"
