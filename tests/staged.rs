@@ -136,7 +136,7 @@ fn staged_shapes_agree_with_the_sequential_scan() {
         );
         assert_eq!(staged.name.contains("tma-"), on, "{staged:?}");
     }
-    // Prefetching 2 tiles ahead instead of 6 MiB (the TMA form's default), and not at all.
+    // Prefetching 2 tiles ahead (48 KiB) instead of 3 MiB (the TMA form's default), and not at all.
     for kib in ["48", "0"] {
         std::env::set_var("MONOSCAN_PREFETCH_KIB", kib);
         let what = format!("default shape, MONOSCAN_PREFETCH_KIB={kib}, sum i32");
