@@ -497,6 +497,16 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
     asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
     return a;
 }
+// The L2 prefetch plan of a launch (built by the host: `PrefetchPlan` in
+// src/codegen/prefetch.rs). A block that claims tile t asks L2 for a full tile ahead, so that by
+// the time that tile is claimed its copy hits L2 and the DRAM latency (with its long tail) has
+// passed while no shared memory was held; too far ahead and L2 evicts it first
+// (docs/performance.md). Tiles below `first_wave` are claimed at once by the launch's resident
+// blocks and loaded directly: none of them is prefetched. A first-wave block asks for t + `fill`
+// (past the first wave), a later one for t + `ahead`, unless the first wave already asked for
+// it; so every tile past the first wave is asked for once. `ahead` 0: no prefetching;
+// `first_wave` and `fill` 0: every block asks for t + `ahead`.
+struct ms_prefetch { ms_u32 ahead, first_wave, fill; };
 {% if tma or select_tma %}
 // The TMA forms (sm_90 and newer): one mbarrier per block at shared address `b`, used once
 // (phase 0). Thread 0 initialises it before the block's first barrier.
@@ -514,16 +524,14 @@ __device__ __forceinline__ void ms_bar_wait(ms_u32 b) {
     asm volatile("{ .reg .pred p; MS_BAR_WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra MS_BAR_WAIT_%=; }"
                  ::"r"(b) : "memory");
 }
-// Asks L2 for the full tile `prefetch` claims after `tile` (nothing past the last full tile, or
-// when `prefetch` is 0): by the time it is claimed its copy hits L2, and the DRAM latency (with
-// its long tail) has passed while no shared memory was held. Too far ahead and L2 evicts it
-// first (docs/performance.md).
 template <typename In>
-__device__ __forceinline__ void ms_prefetch_tile(const In* in, ms_u64 n, ms_u32 tile, ms_u32 prefetch) {
-    const ms_u64 ahead = (ms_u64)tile + prefetch;
-    if (prefetch != 0 && (ahead + 1) * MS_TILE <= n) {
+__device__ __forceinline__ void ms_prefetch_tile(const In* in, ms_u64 n, ms_u32 tile, const ms_prefetch& p) {
+    const bool first = tile < p.first_wave;
+    const ms_u64 target = (ms_u64)tile + (first ? p.fill : p.ahead);
+    const ms_u64 from = (ms_u64)p.first_wave + (first ? 0u : p.fill);
+    if (p.ahead != 0 && target >= from && (target + 1) * MS_TILE <= n) {
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
-                     ::"l"(in + ahead * MS_TILE), "r"((ms_u32)(MS_TILE * sizeof(In))) : "memory");
+                     ::"l"(in + target * MS_TILE), "r"((ms_u32)(MS_TILE * sizeof(In))) : "memory");
     }
 }
 {% endif %}
@@ -573,7 +581,7 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
 {% endif %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {{ prefix }}_select_staged(const MsMap::in_t* in, MsMap::in_t* out, ms_u64 n, ms_u32 num_tiles,
                            ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                           ms_u32 epoch, ms_elem* total_out{% if select_tma %}, ms_u32 prefetch{% endif %}) {
+                           ms_u32 epoch, ms_elem* total_out{% if select_tma %}, ms_prefetch prefetch{% endif %}) {
     typedef MsMap::in_t in_t;
     extern __shared__ ms_chunk_bits ms_select_buffer[];
     __shared__ ms_staged_smem sm;
@@ -785,14 +793,13 @@ __device__ __forceinline__ void ms_tma_tile(const ms_tensor_map* map, ms_u32 til
     ms_bar_wait(b);
 }
 {% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form;
-// `prefetch` (TMA form only, else 0) is how many tiles ahead of its own a block asks L2 to
-// prefetch.
+// `prefetch` is the TMA form's L2 prefetch plan (all zero, no prefetching, in the other).
 template <typename Map>
 __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                           ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
                                           ms_u32 epoch, int exclusive, ms_elem init, int has_init,
                                           ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm,
-                                          const void* tmap, ms_u64* bar, ms_u32 prefetch) {
+                                          const void* tmap, ms_u64* bar, const ms_prefetch& prefetch) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
     if (threadIdx.x == 0) {
@@ -877,7 +884,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     ms_staged_smem& sm = *(ms_staged_smem*)(ms_stage_buffers + MS_TILE_CHUNKS); \
     ms_u64* bar = (ms_u64*)((char*)&sm + MS_TMA_BAR_OFFSET); \
     const void* tmap = &tin;
-#define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin, ms_u32 prefetch
+#define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin, ms_prefetch prefetch
 // As many blocks per SM as shared memory allows: registers must never be what lowers it.
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK, {{ tma_min_blocks }})
 {% else %}#define MS_STAGED_SMEM \
@@ -885,7 +892,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     __shared__ ms_staged_smem sm; \
     ms_u64* bar = 0; \
     const void* tmap = 0; \
-    const ms_u32 prefetch = 0;
+    const ms_prefetch prefetch = {0u, 0u, 0u};
 #define MS_TMA_PARAM
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK)
 {% endif %}extern "C" __global__ void MS_STAGED_BOUNDS

@@ -7,11 +7,13 @@
 
 mod engine;
 mod op;
+mod prefetch;
 mod shape;
 
+pub use prefetch::{prefetch_tiles, PrefetchPlan, PREFETCH_BYTES};
 pub use shape::{
-    prefetch_tiles, select_shape, select_staged_shape, textbook_block, tile_shape, Purpose,
-    StateLayout, TileShape, PREFETCH_BYTES, SMEM_LIMIT,
+    select_shape, select_staged_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape,
+    SMEM_LIMIT,
 };
 
 use crate::error::{Error, Result};

@@ -222,44 +222,6 @@ fn tma_enabled() -> Result<bool> {
     }
 }
 
-/// How far ahead of its own tile a block of the TMA form asks L2 to prefetch, in bytes:
-/// 3 MiB, the best of 0, 3, 6 and 9 MiB on an H200 (docs/performance.md: sum i32 0.85 of
-/// copy against 0.77 without). Further ahead L2 evicts prefetched tiles before they are
-/// claimed: 12 MiB was slower than no prefetch at all.
-pub const PREFETCH_BYTES: usize = 3 << 20;
-
-/// The TMA form's prefetch distance in tiles of `tile_bytes`: [`PREFETCH_BYTES`], or
-/// `MONOSCAN_PREFETCH_KIB=<KiB>` (0 turns prefetching off; for tuning).
-///
-/// ```
-/// use monoscan::codegen::{prefetch_tiles, tile_shape, Purpose};
-/// // The staged scan of i32 on sm_90 loads 24 KiB tiles by tensor copies and, unless
-/// // MONOSCAN_PREFETCH_KIB says otherwise, prefetches 3 MiB (128 tiles) ahead.
-/// let s = tile_shape(4, 90, Purpose::Staged)?;
-/// if std::env::var("MONOSCAN_TMA").is_err() && std::env::var("MONOSCAN_STAGED").is_err() {
-///     assert!(s.staged && s.tma);
-///     assert_eq!((s.block, s.items), (192, 32));
-/// }
-/// if std::env::var("MONOSCAN_PREFETCH_KIB").is_err() {
-///     assert_eq!(prefetch_tiles(s.tile_bytes(4))?, 128);
-/// }
-/// # Ok::<(), monoscan::Error>(())
-/// ```
-pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
-    let bytes = match std::env::var("MONOSCAN_PREFETCH_KIB") {
-        Err(_) => PREFETCH_BYTES,
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(kib) if kib <= 1 << 20 => kib << 10,
-            _ => {
-                return Err(Error::invalid(format!(
-                    "MONOSCAN_PREFETCH_KIB={v}: expected a number of KiB from 0 to 1048576"
-                )))
-            }
-        },
-    };
-    Ok((bytes / tile_bytes.max(1)) as u32)
-}
-
 /// The tile shape for elements of `size` bytes on compute capability `cc`, for `purpose`.
 /// `MONOSCAN_TILE=<threads>x<items>[x<lookback>]` overrides it (for tuning), except for the
 /// staged scan ([`Purpose::Staged`], `MONOSCAN_STAGED=<threads>x<items>`) and the small
@@ -573,16 +535,6 @@ mod tests {
         assert!(!tile_shape(12, 90, Purpose::Staged).unwrap().tma);
         assert!(!tile_shape(4, 90, Purpose::SinglePass).unwrap().tma);
         assert_ne!(s.name(), TileShape { tma: false, ..s }.name());
-    }
-
-    #[test]
-    fn prefetch_distance_is_bytes_over_tile_bytes() {
-        // (The environment variable is left alone: tests run in parallel.)
-        if std::env::var("MONOSCAN_PREFETCH_KIB").is_err() {
-            assert_eq!(prefetch_tiles(24 * 1024).unwrap(), 128);
-            assert_eq!(prefetch_tiles(32 * 1024).unwrap(), 96);
-            assert_eq!(prefetch_tiles(PREFETCH_BYTES * 2).unwrap(), 0);
-        }
     }
 
     #[test]

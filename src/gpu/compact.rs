@@ -1,7 +1,7 @@
 //! Stream compaction and allocation offsets on device buffers.
 
 use super::{launch, Gpu};
-use crate::codegen::{prefetch_tiles, select_shape, select_staged_shape, KernelSet};
+use crate::codegen::{select_shape, select_staged_shape, KernelSet, PrefetchPlan};
 use crate::error::{Error, Result};
 use crate::map::Map;
 use crate::ops::Sum;
@@ -153,7 +153,10 @@ impl Gpu {
                 total: tot,
             };
             let prefetch = if entry == "select_staged" && shape.tma {
-                Some(prefetch_tiles(shape.tile_bytes(size))?)
+                Some(PrefetchPlan::new(
+                    shape.tile_bytes(size),
+                    k.resident(entry),
+                )?)
             } else {
                 None
             };

@@ -5,6 +5,7 @@
 //! cudarc's stream synchronisation correct; the callers (`scan.rs`, `reduce.rs`) guarantee that
 //! each address is valid for the element count they pass.
 
+use crate::codegen::PrefetchPlan;
 use crate::error::{Error, Result};
 use cudarc::driver::{
     sys, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -287,6 +288,11 @@ pub struct TensorMap(sys::CUtensorMap);
 // space (`const __grid_constant__ ms_tensor_map`, 64-byte aligned on both sides).
 unsafe impl DeviceRepr for TensorMap {}
 
+// SAFETY: `PrefetchPlan` is `#[repr(C)]`, three u32 fields in the order of the kernels'
+// `struct ms_prefetch { ms_u32 ahead, first_wave, fill; }` (12 bytes, 4-byte aligned on both
+// sides), plain data that the driver copies into the parameter space.
+unsafe impl DeviceRepr for PrefetchPlan {}
+
 impl TensorMap {
     /// The map of `bytes` bytes at device address `addr` (16-byte aligned), in boxes of
     /// `rows_per_tile` rows. Only whole rows are mapped: a last, partial tile is not loaded
@@ -336,14 +342,14 @@ impl TensorMap {
 
 /// `scan_single_pass` (no dynamic shared memory) or `scan_staged` (`smem` bytes of tile
 /// buffer), one block per tile. `tma` is, for the TMA form of `scan_staged` (a shape with
-/// `tma`), the input's tensor map and the L2 prefetch distance in tiles; else `None`.
+/// `tma`), the input's tensor map and the launch's L2 prefetch plan; else `None`.
 pub fn single_pass<T: DeviceRepr>(
     s: &CudaStream,
     f: &CudaFunction,
     threads: u32,
     smem: u32,
     a: &SinglePass<T>,
-    tma: Option<&(TensorMap, u32)>,
+    tma: Option<&(TensorMap, PrefetchPlan)>,
 ) -> Result<()> {
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     let cfg = LaunchConfig {
@@ -358,9 +364,10 @@ pub fn single_pass<T: DeviceRepr>(
     // scan_staged, `smem` bytes were allowed by the function attribute set when the module was
     // loaded, and the caller checked that in and out are 16-byte aligned, as its cp.async
     // copies and vector stores require. The TMA form takes two more arguments, the tensor map
-    // of `in` (whole 128-byte rows of its n elements) and the prefetch distance (the kernel
-    // prefetches only full tiles below n), which the caller passes exactly when the function
-    // comes from a shape with `tma`.
+    // of `in` (whole 128-byte rows of its n elements) and the prefetch plan (the kernel
+    // prefetches only full tiles below n; a plan only changes which, never what is read into
+    // the tile), which the caller passes exactly when the function comes from a shape with
+    // `tma`.
     unsafe {
         let mut b = s.launch_builder(f);
         b.arg(&a.inp)
@@ -440,15 +447,15 @@ pub struct Select {
 
 /// `select_mapped` (no dynamic shared memory) or `select_staged` (`smem` bytes of tile
 /// buffer): stream compaction in one pass (`tiles` blocks of `threads`).
-/// `prefetch` is the L2 prefetch distance in tiles for the TMA form of `select_staged` (a
-/// shape with `tma`), else `None`.
+/// `prefetch` is the L2 prefetch plan of the TMA form of `select_staged` (a shape with `tma`),
+/// else `None`.
 pub fn select(
     s: &CudaStream,
     f: &CudaFunction,
     threads: u32,
     smem: u32,
     a: &Select,
-    prefetch: Option<u32>,
+    prefetch: Option<PrefetchPlan>,
 ) -> Result<()> {
     let none = 0u64;
     let cfg = LaunchConfig {
@@ -462,7 +469,7 @@ pub fn select(
     // u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
     // For select_staged, `smem` is one tile of input (16 KiB at most, within the default 48
     // KiB) and the caller checked that in is 16-byte aligned, as its cp.async and bulk copies
-    // require; its TMA form takes one more argument, the prefetch distance, which the caller
+    // require; its TMA form takes one more argument, the prefetch plan, which the caller
     // passes exactly for a shape with `tma` (the kernel prefetches only full tiles below n).
     unsafe {
         let mut b = s.launch_builder(f);

@@ -34,6 +34,9 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug)]
 pub(crate) struct Loaded {
     functions: HashMap<&'static str, CudaFunction>,
+    /// Blocks of each staged entry that the whole device holds at once (the first wave of a
+    /// launch), from the driver's occupancy at the entry's threads and shared memory.
+    resident: HashMap<&'static str, u32>,
     pub(crate) module: Arc<CudaModule>,
 }
 
@@ -72,6 +75,40 @@ impl Loaded {
         self.functions.get(entry).ok_or_else(|| {
             Error::invalid(format!("internal: kernel `{entry}` missing from module"))
         })
+    }
+
+    /// Blocks of `entry` resident on the whole device at once (0 for kernels without dynamic
+    /// shared memory, which do not prefetch).
+    pub(crate) fn resident(&self, entry: &str) -> u32 {
+        self.resident.get(entry).copied().unwrap_or(0)
+    }
+}
+
+/// Threads per block of the kernels of `set`.
+pub(crate) fn set_threads(set: KernelSet) -> u32 {
+    match set {
+        KernelSet::TreeReduce { block }
+        | KernelSet::KoggeStone { block }
+        | KernelSet::BrentKung { block } => block,
+        KernelSet::TiledReduce(s)
+        | KernelSet::ReduceThenScan(s)
+        | KernelSet::SinglePass(s)
+        | KernelSet::OneTile(s)
+        | KernelSet::Select(s) => s.block,
+        KernelSet::Check => 256,
+    }
+}
+
+/// Dynamic shared memory that `entry` of `set` launches with for `op`: the staged kernels'
+/// tiles (and the TMA form's block state), sized as they launch; 0 for the others.
+pub(crate) fn dynamic_smem(set: KernelSet, entry: &str, op: &CudaOp) -> usize {
+    let in_size = op.input.as_ref().map_or(op.elem_size, |m| m.in_size);
+    match set {
+        KernelSet::SinglePass(s) if entry.starts_with("scan_staged") => {
+            s.staged_smem_bytes(op.elem_size)
+        }
+        KernelSet::Select(s) if entry == "select_staged" => s.tile_bytes(in_size),
+        _ => 0,
     }
 }
 
@@ -211,21 +248,32 @@ impl Gpu {
         };
         let module = self.ctx.load_module(ptx)?;
         let mut functions = HashMap::new();
+        let mut resident = HashMap::new();
         for entry in spec.set.entries(op.input.is_some()) {
             let f = module.load_function(&compiled.rendered.entry(entry))?;
-            if let (KernelSet::SinglePass(shape), true) =
-                (spec.set, entry.starts_with("scan_staged"))
-            {
-                // The staged buffers are dynamic shared memory beyond the default 48 KiB.
-                let bytes = shape.staged_smem_bytes(op.elem_size);
-                f.set_attribute(
-                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    i32::try_from(bytes).unwrap_or(i32::MAX),
+            let dynamic = dynamic_smem(spec.set, entry, op);
+            if dynamic > 0 {
+                if matches!(spec.set, KernelSet::SinglePass(_)) {
+                    // The staged buffers are dynamic shared memory beyond the default 48 KiB.
+                    f.set_attribute(
+                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        i32::try_from(dynamic).unwrap_or(i32::MAX),
+                    )?;
+                }
+                let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
+                    set_threads(spec.set),
+                    dynamic,
+                    None,
                 )?;
+                resident.insert(entry, per_sm * self.info.sm_count);
             }
             functions.insert(entry, f);
         }
-        let loaded = Arc::new(Loaded { functions, module });
+        let loaded = Arc::new(Loaded {
+            functions,
+            resident,
+            module,
+        });
         self.lock_modules().insert(key, loaded.clone());
         Ok(loaded)
     }

@@ -4,7 +4,7 @@ use super::launch::{self, BlockScan, SinglePass, TileScan};
 use super::scanner::{Mode, Scanner};
 use super::scratch::bytes_for;
 use crate::algorithm::Algorithm;
-use crate::codegen::{prefetch_tiles, KernelSet, Purpose, StateLayout};
+use crate::codegen::{KernelSet, PrefetchPlan, Purpose, StateLayout};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
 
@@ -351,11 +351,13 @@ impl<M: Monoid> Scanner<'_, M> {
             total,
         };
         // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows, and
-        // prefetches into L2 a fixed number of bytes ahead. (Staged scans map in place: input
-        // elements have the element's size, `Scanner::shape` sees to it.)
+        // prefetches into L2 a fixed number of bytes ahead, past the launch's first wave.
+        // (Staged scans map in place: input elements have the element's size, `Scanner::shape`
+        // sees to it.)
         let tma = if entry == "scan_staged" && shape.tma {
             let map = launch::TensorMap::rows128(inp, n * size as u64, shape.block)?;
-            Some((map, prefetch_tiles(shape.tile_bytes(size))?))
+            let resident = k.resident(self.entry0(entry));
+            Some((map, PrefetchPlan::new(shape.tile_bytes(size), resident)?))
         } else {
             None
         };

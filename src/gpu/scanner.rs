@@ -142,32 +142,11 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             .clone();
         let mut out = Vec::new();
         for (spec, l) in loaded {
-            let threads = match spec.set {
-                KernelSet::TreeReduce { block }
-                | KernelSet::KoggeStone { block }
-                | KernelSet::BrentKung { block } => block,
-                KernelSet::TiledReduce(s)
-                | KernelSet::ReduceThenScan(s)
-                | KernelSet::SinglePass(s)
-                | KernelSet::OneTile(s) => s.block,
-                KernelSet::Select(s) => s.block,
-                KernelSet::Check => 256,
-            };
+            let threads = super::set_threads(spec.set);
             for entry in spec.set.entries(self.op.input.is_some()) {
                 let f = l.function(entry)?;
                 // The staged kernels' tiles are dynamic shared memory, sized as they launch.
-                let in_size = self
-                    .op
-                    .input
-                    .as_ref()
-                    .map_or(self.op.elem_size, |m| m.in_size);
-                let dynamic = match spec.set {
-                    KernelSet::SinglePass(s) if entry.starts_with("scan_staged") => {
-                        s.staged_smem_bytes(self.op.elem_size)
-                    }
-                    KernelSet::Select(s) if entry == "select_staged" => s.tile_bytes(in_size),
-                    _ => 0,
-                } as u32;
+                let dynamic = super::dynamic_smem(spec.set, entry, &self.op) as u32;
                 out.push(super::KernelInfo {
                     name: format!("{} {entry}", spec.set.name()),
                     registers: f.num_regs()?,
