@@ -70,12 +70,17 @@ fn staged_shapes_agree_with_the_sequential_scan() {
         .collect();
     // threads x items: one warp to 1024 threads, 1 to 32 16-byte chunks per thread (integers,
     // then 16-byte affine maps, within the shared memory limit).
+    // A third number is the look-back's widest window, in predecessors per lane: windows grow
+    // from one per lane to it, doubling (small tiles make long walks through many windows).
     let shapes = [
         ("256x32", "128x16"),
         ("128x16", "256x8"),
         ("32x16", "32x4"),
         ("1024x32", "512x1"),
         ("64x128", "64x32"),
+        ("192x32x4", "256x8x2"),
+        ("32x16x8", "32x2x8"),
+        ("64x16x2", "64x4x4"),
     ];
     for (ints_shape, maps_shape) in shapes {
         std::env::set_var("MONOSCAN_STAGED", ints_shape);
@@ -136,21 +141,51 @@ fn staged_shapes_agree_with_the_sequential_scan() {
         );
         assert_eq!(staged.name.contains("tma-"), on, "{staged:?}");
     }
-    // Prefetching 2 tiles ahead (48 KiB) instead of 3 MiB (the TMA form's default), and not at all.
-    for kib in ["48", "0"] {
-        std::env::set_var("MONOSCAN_PREFETCH_KIB", kib);
-        let what = format!("default shape, MONOSCAN_PREFETCH_KIB={kib}, sum i32");
+    // Prefetching 2 tiles ahead (48 KiB) instead of 3 MiB (the TMA form's default), and not at
+    // all; with and without the first-wave rule, and with the first wave prefetching further
+    // (the prefetch plan never changes what a tile reads, only which tiles L2 is asked for).
+    // `big` spans several waves of resident blocks, so that the prefetches reach its last
+    // full tile.
+    let big: Vec<i32> = (0..(1usize << 25) + 77)
+        .map(|_| rng.below(2001) as i32 - 1000)
+        .collect();
+    let plans: [&[(&str, &str)]; 5] = [
+        &[("MONOSCAN_PREFETCH_KIB", "48")],
+        &[("MONOSCAN_PREFETCH_KIB", "0")],
+        &[
+            ("MONOSCAN_PREFETCH_KIB", "48"),
+            ("MONOSCAN_FIRST_WAVE", "0"),
+        ],
+        &[("MONOSCAN_FIRST_WAVE", "0")],
+        &[("MONOSCAN_FILL_PREFETCH_KIB", "12288")],
+    ];
+    for plan in plans {
+        for (var, value) in plan {
+            std::env::set_var(var, value);
+        }
+        let what = format!("default shape, {plan:?}, sum i32");
         check(gpu, &Sum::<i32>::new(), &ints, Tolerance::EXACT, &what);
-        let what = format!("default shape, MONOSCAN_PREFETCH_KIB={kib}, affine f64");
+        check(gpu, &Sum::<i32>::new(), &big, Tolerance::EXACT, &what);
+        let what = format!("default shape, {plan:?}, affine f64");
         check(gpu, &Affine::<f64>::new(), &maps, affine_tol(&maps), &what);
+        for (var, _) in plan {
+            std::env::remove_var(var);
+        }
     }
-    std::env::set_var("MONOSCAN_PREFETCH_KIB", "6MiB");
-    let err = monoscan::codegen::prefetch_tiles(4096).unwrap_err();
-    assert!(
-        err.to_string().contains("MONOSCAN_PREFETCH_KIB=6MiB"),
-        "{err}"
-    );
-    std::env::remove_var("MONOSCAN_PREFETCH_KIB");
+    for (var, value, call) in [
+        ("MONOSCAN_PREFETCH_KIB", "6MiB", 0),
+        ("MONOSCAN_FILL_PREFETCH_KIB", "-1", 1),
+        ("MONOSCAN_FIRST_WAVE", "yes", 1),
+    ] {
+        std::env::set_var(var, value);
+        let err = if call == 0 {
+            monoscan::codegen::prefetch_tiles(4096).unwrap_err()
+        } else {
+            monoscan::codegen::PrefetchPlan::new(4096, 1000).unwrap_err()
+        };
+        assert!(err.to_string().contains(&format!("{var}={value}")), "{err}");
+        std::env::remove_var(var);
+    }
     std::env::set_var("MONOSCAN_TMA", "2");
     let err = tile_shape(4, cc, Purpose::Staged).unwrap_err();
     assert!(err.to_string().contains("MONOSCAN_TMA=2"), "{err}");
