@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, after benches/lab/prepare_device.sh here, carrying .device-stage:
-#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma] [prefetch] [shapes]
+#   bash benches/lab/device_session.sh [tests] [bench] [lab] [sweep] [latency] [ncu] [select] [cub] [tma] [prefetch] [shapes] [wave]
 # (default: the first four)
 # tests: the GPU test binaries; bench: the benchmark sweep 2^10..2^28 with its CSV; lab:
 # run.sh pipeline (LAB_MODE overrides); sweep: staged tiles of 8 KiB beside the defaults.
@@ -105,11 +105,30 @@ for part in $parts; do
             --max-log2 28 2>&1 | grep -E "select|error" )
       done > "$out/select.log" 2>&1
       echo "== staged select tiles"; cat "$out/select.log" ;;
+    wave)
+      # Session 9: the staged scan's look-back windows growing to 2 or 4 predecessors per lane
+      # (MONOSCAN_STAGED=...x2, x4) and the TMA form's prefetch plan (MONOSCAN_FIRST_WAVE=0: the
+      # first wave's blocks prefetch inside the first wave, as before; MONOSCAN_FILL_PREFETCH_KIB:
+      # how far past it they prefetch), in rounds, alternating; each run measures its own copy.
+      # WAVE_CONFIGS (case:log2:VAR=value,...; "-" for the defaults) and ROUNDS override.
+      for round in $(seq "${ROUNDS:-3}"); do
+        for c in ${WAVE_CONFIGS:-sum-i32:28:- sum-i32:28:MONOSCAN_STAGED=192x32x2 sum-i32:28:MONOSCAN_STAGED=192x32x4 \
+                 sum-i32:28:MONOSCAN_FIRST_WAVE=0 sum-i32:28:MONOSCAN_FILL_PREFETCH_KIB=12288 \
+                 segsum-f32:27:- segsum-f32:27:MONOSCAN_STAGED=192x16x2 segsum-f32:27:MONOSCAN_FIRST_WAVE=0 \
+                 affine-f64:26:- affine-f64:26:MONOSCAN_FIRST_WAVE=0}; do
+          IFS=: read -r case lg vars <<< "$c"
+          echo "-- round $round, $case 2^$lg, $vars"
+          ( if [[ $vars != - ]]; then for v in ${vars//,/ }; do export "$v"; done; fi
+            timeout 60 .device-stage/run example monoscan bench --cases "$case" --min-log2 "$lg" \
+              --max-log2 "$lg" --algos single-pass 2>&1 | grep -E "single-pass|error" )
+        done
+      done > "$out/wave.log" 2>&1
+      echo "== wave"; cat "$out/wave.log" ;;
     cub)
       # CUB's figures in the same device session (benches/cub/cub_baseline.cu).
       { nvcc -O3 -std=c++17 -arch=sm_90 benches/cub/cub_baseline.cu -o /tmp/cub_baseline \
           && timeout 120 /tmp/cub_baseline; } > "$out/cub.log" 2>&1
       echo "== CUB (rc $?)"; cat "$out/cub.log" ;;
-    *) echo "unknown part $part (tests, bench, lab, sweep, latency, ncu, select, cub)" ;;
+    *) echo "unknown part $part (tests, bench, lab, sweep, latency, ncu, select, cub, tma, prefetch, shapes, wave)" ;;
   esac
 done

@@ -20,6 +20,7 @@
 #   help     session 8: look-backs that publish their first window's inclusive prefixes
 #   fabric   session 8: persistent grids prefetching their own next tile; L2 fabric counters
 #   store    session 8: output by one tensor store per tile
+#   grow     session 9: look-back windows that double, up to 2 or 4 predecessors per lane
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -308,6 +309,22 @@ case $mode in
     counters gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum \
       ps9 ps9st
     exit 0 ;;
+  grow)
+    # Session 9: look-back windows that grow (32 predecessors, then 64, 128, ... up to 32 x the
+    # shape's look-back) against the fixed window of 32, in the library's design; timed at three
+    # sizes (a fit of fixed cost), then traced (windows per tile, fill and drain).
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32x1, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build g2 all_192_32_2.cu ms_tma 24640 192 "tma 192x32x2 (windows 32, 64), prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build g4 all_192_32_4.cu ms_tma 24640 192 "tma 192x32x4 (windows 32, 64, 128), prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    wait
+    for x in pf128m g2 g4; do
+      build ${x}_tr all_192_32$( [[ $x == g2 ]] && echo _2; [[ $x == g4 ]] && echo _4 ).cu ms_tma 24640 192 "$x (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DTRACE -DTRACE_END &
+    done
+    wait
+    for x in pf128m g2 g4 pf128m g2 g4; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for size in 26 27; do for x in pf128m g4; do timeout 60 "./$x" "$size" || echo "$x failed: $?"; done; done
+    for x in pf128m_tr g2_tr g4_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -316,7 +333,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
