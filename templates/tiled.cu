@@ -409,14 +409,9 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
     ms_elem prefix = has_init ? init : MsOp::identity();
     if (tile > 0) {
         if (lane == 0) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
-        // Each step inspects a window of 32 * m predecessors, m per lane: lane l owns tiles
-        // end-1-l*m-p, p = 0 (nearest) .. m-1, all loaded at once. The first window holds the
-        // 32 nearest predecessors, whose aggregates are the last to appear; each later window
-        // doubles m, up to MS_LB: it reaches further back, over tiles that have mostly
-        // published, so the walk meets an inclusive prefix in fewer round trips (at a launch's
-        // start, when a whole wave of tiles looks back at once, log2 as many).
+        // Each step inspects MS_LB predecessors per lane (a window of 32 * MS_LB tiles):
+        // lane l owns tiles end-1-l*MS_LB-p, p = 0 (nearest) .. MS_LB-1, all loaded at once.
         ms_i64 end = tile;
-        int m = 1;
         bool have = false;
         ms_elem acc = prefix;
         while (true) {
@@ -425,12 +420,11 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
             bool valid[MS_LB];
 #pragma unroll
             for (int p = 0; p < MS_LB; ++p) {
-                const ms_i64 pred = end - 1 - (ms_i64)(lane * m + p);
-                // Slots past this window's m hold the identity and no inclusive prefix.
+                const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
                 v[p] = MsOp::identity();
-                kind[p] = p < m ? MS_INCL : MS_AGG;
-                valid[p] = p >= m || pred < 0;
-                if (p < m && pred >= 0) {
+                kind[p] = MS_INCL;
+                valid[p] = pred < 0;
+                if (pred >= 0) {
                     const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
                     valid[p] = (status >> 2) == epoch;
                     kind[p] = status & 3u;
@@ -445,7 +439,7 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
 #pragma unroll
                 for (int p = 0; p < MS_LB; ++p) {
                     if (!valid[p]) {
-                        const ms_i64 pred = end - 1 - (ms_i64)(lane * m + p);
+                        const ms_i64 pred = end - 1 - (ms_i64)(lane * MS_LB + p);
                         const ms_u32 status = ms_peek(state, aggs, incls, (ms_u32)pred, v[p]);
                         valid[p] = (status >> 2) == epoch;
                         kind[p] = status & 3u;
@@ -463,7 +457,7 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
             ms_elem x = MsOp::identity();
 #pragma unroll
             for (int p = MS_LB - 1; p >= 0; --p) {
-                if (p < m && ((int)lane < stop || ((int)lane == stop && p <= first))) x = MsOp::combine(x, v[p]);
+                if ((int)lane < stop || ((int)lane == stop && p <= first)) x = MsOp::combine(x, v[p]);
             }
             // Earlier tiles sit at higher lanes: fold them first.
 #pragma unroll
@@ -474,8 +468,7 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
             acc = have ? MsOp::combine(x, acc) : x;
             have = true;
             if (incl_mask) break;
-            end -= 32 * m;
-            m = 2 * m < MS_LB ? 2 * m : MS_LB;
+            end -= 32 * MS_LB;
         }
         // The window that met an inclusive prefix already includes init (via tile 0).
         prefix = acc;

@@ -70,8 +70,8 @@ fn staged_shapes_agree_with_the_sequential_scan() {
         .collect();
     // threads x items: one warp to 1024 threads, 1 to 32 16-byte chunks per thread (integers,
     // then 16-byte affine maps, within the shared memory limit).
-    // A third number is the look-back's widest window, in predecessors per lane: windows grow
-    // from one per lane to it, doubling (small tiles make long walks through many windows).
+    // A third number is the look-back's predecessors per lane (small tiles make long walks
+    // through many windows).
     let shapes = [
         ("256x32", "128x16"),
         ("128x16", "256x8"),

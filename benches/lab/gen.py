@@ -46,9 +46,7 @@ __device__ __forceinline__ ms_u64 ms_gt() { ms_u64 t; asm volatile("mov.u64 %0, 
     k = src.index('}\n    }\n}', k)
     src = src[:k] + '}\n    }\n    if (threadIdx.x == 0) { TR(tile, 5); }\n}' + src[k+len('}\n    }\n}'):]
     rep('''        ms_i64 end = tile;
-        int m = 1;
         bool have = false;''', '''        ms_i64 end = tile;
-        int m = 1;
         ms_u32 nwin = 0, nspin = 0;
         bool have = false;''')
     rep('''            for (int spins = 0;; ++spins) {
