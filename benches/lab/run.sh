@@ -21,6 +21,7 @@
 #   fabric   session 8: persistent grids prefetching their own next tile; L2 fabric counters
 #   store    session 8: output by one tensor store per tile
 #   grow     session 9: look-back windows that double, up to 2 or 4 predecessors per lane
+#   fill     session 9: the first wave prefetches the second once its own copies have landed
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -311,19 +312,41 @@ case $mode in
     exit 0 ;;
   grow)
     # Session 9: look-back windows that grow (32 predecessors, then 64, 128, ... up to 32 x the
-    # shape's look-back) against the fixed window of 32, in the library's design; timed at three
-    # sizes (a fit of fixed cost), then traced (windows per tile, fill and drain).
-    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32x1, prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
-    build g2 all_192_32_2.cu ms_tma 24640 192 "tma 192x32x2 (windows 32, 64), prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
-    build g4 all_192_32_4.cu ms_tma 24640 192 "tma 192x32x4 (windows 32, 64, 128), prefetch 128, 9-block bound" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    # shape's look-back; the template of commit 68e44d5, taken out again after this run) against
+    # the fixed window of 32, in the library's design, and the
+    # library's first-wave prefetch rule (TMA_FW); timed, then traced (windows per tile, fill
+    # and drain).
+    flags="-DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9"
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32x1, prefetch 128, 9-block bound" $flags &
+    build fw all_192_32.cu ms_tma 24640 192 "tma 192x32x1, prefetch 128 past the first wave of 1188" $flags -DTMA_FW=1188 &
+    build g2 all_192_32_2.cu ms_tma 24640 192 "tma 192x32x2 (windows 32, 64), prefetch 128" $flags &
+    build g4 all_192_32_4.cu ms_tma 24640 192 "tma 192x32x4 (windows 32, 64, 128), prefetch 128" $flags &
     wait
-    for x in pf128m g2 g4; do
-      build ${x}_tr all_192_32$( [[ $x == g2 ]] && echo _2; [[ $x == g4 ]] && echo _4 ).cu ms_tma 24640 192 "$x (traced)" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DTRACE -DTRACE_END &
-    done
+    build pf128m_tr all_192_32.cu ms_tma 24640 192 "pf128m (traced)" $flags -DTRACE -DTRACE_END &
+    build fw_tr all_192_32.cu ms_tma 24640 192 "fw (traced)" $flags -DTMA_FW=1188 -DTRACE -DTRACE_END &
+    build g2_tr all_192_32_2.cu ms_tma 24640 192 "g2 (traced)" $flags -DTRACE -DTRACE_END &
+    build g4_tr all_192_32_4.cu ms_tma 24640 192 "g4 (traced)" $flags -DTRACE -DTRACE_END &
     wait
-    for x in pf128m g2 g4 pf128m g2 g4; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
-    for size in 26 27; do for x in pf128m g4; do timeout 60 "./$x" "$size" || echo "$x failed: $?"; done; done
-    for x in pf128m_tr g2_tr g4_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in pf128m fw g2 g4 pf128m fw g2 g4; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in pf128m_tr fw_tr g2_tr g4_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
+  fill)
+    # Session 9, second run: the first wave's blocks ask L2 for second-wave tiles once their own
+    # copy has landed (TMA_FILL tiles ahead), while the first wave looks back, instead of at
+    # their claim; against the library's design (the first-wave rule, TMA_FW) and the old rule.
+    flags="-DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DTMA_FW=1188"
+    build pf128m all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128, old rule" -DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 &
+    build fw all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 past the first wave of 1188" $flags &
+    build late128 all_192_32.cu ms_tma 24640 192 "first wave prefetches tile + 128 once loaded" $flags -DTMA_FILL=128 &
+    build late512 all_192_32.cu ms_tma 24640 192 "first wave prefetches tile + 512 once loaded" $flags -DTMA_FILL=512 &
+    wait
+    build late1188 all_192_32.cu ms_tma 24640 192 "first wave prefetches tile + 1188 once loaded" $flags -DTMA_FILL=1188 &
+    build fw_tr all_192_32.cu ms_tma 24640 192 "fw (traced)" $flags -DTRACE -DTRACE_END &
+    build late512_tr all_192_32.cu ms_tma 24640 192 "late512 (traced)" $flags -DTMA_FILL=512 -DTRACE -DTRACE_END &
+    build late1188_tr all_192_32.cu ms_tma 24640 192 "late1188 (traced)" $flags -DTMA_FILL=1188 -DTRACE -DTRACE_END &
+    wait
+    for x in pf128m fw late128 late512 late1188 pf128m fw late128 late512 late1188 fw late512 late1188; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in fw_tr late512_tr late1188_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
@@ -333,7 +356,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
