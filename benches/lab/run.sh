@@ -22,6 +22,7 @@
 #   store    session 8: output by one tensor store per tile
 #   grow     session 9: look-back windows that double, up to 2 or 4 predecessors per lane
 #   fill     session 9: the first wave prefetches the second once its own copies have landed
+#   grow1    session 9: windows that grow for the first wave's tiles only
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -348,6 +349,23 @@ case $mode in
     for x in pf128m fw late128 late512 late1188 pf128m fw late128 late512 late1188 fw late512 late1188; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     for x in fw_tr late512_tr late1188_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  grow1)
+    # Session 9, fourth run: windows that grow only for the first wave's tiles (GROW_BELOW=1188),
+    # whose look-backs at the launch's start walk back over up to 37 windows; later tiles keep
+    # windows of 32. The sources trace_fg2.cu / trace_fg4.cu come from gen.py of commit 68e44d5
+    # (shapes 192x32x2, 192x32x4), with the doubling line made conditional on tile < GROW_BELOW.
+    flags="-DTMA -DTMA_DYN=1 -DTMA_PF=128 -DTMA_MINB=9 -DTMA_FW=1188"
+    build fw all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 past the first wave of 1188" $flags &
+    build fg2 all_fg2.cu ms_tma 24640 192 "fw, windows growing to 2 per lane for the first wave" $flags -DGROW_BELOW=1188 &
+    build fg4 all_fg4.cu ms_tma 24640 192 "fw, windows growing to 4 per lane for the first wave" $flags -DGROW_BELOW=1188 &
+    wait
+    build fw_tr all_192_32.cu ms_tma 24640 192 "fw (traced)" $flags -DTRACE -DTRACE_END &
+    build fg2_tr all_fg2.cu ms_tma 24640 192 "fg2 (traced)" $flags -DGROW_BELOW=1188 -DTRACE -DTRACE_END &
+    build fg4_tr all_fg4.cu ms_tma 24640 192 "fg4 (traced)" $flags -DGROW_BELOW=1188 -DTRACE -DTRACE_END &
+    wait
+    for x in fw fg2 fg4 fw fg2 fg4 fw fg2 fg4; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in fw_tr fg2_tr fg4_tr fw_tr fg2_tr fg4_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -356,7 +374,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|grow1|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
