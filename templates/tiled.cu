@@ -498,15 +498,12 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
     return a;
 }
 // The L2 prefetch plan of a launch (built by the host: `PrefetchPlan` in
-// src/codegen/prefetch.rs). A block that claims tile t asks L2 for a full tile ahead, so that by
+// src/codegen/prefetch.rs). The block that claims tile t asks L2 for tile t + `ahead`, so that by
 // the time that tile is claimed its copy hits L2 and the DRAM latency (with its long tail) has
 // passed while no shared memory was held; too far ahead and L2 evicts it first
 // (docs/performance.md). Tiles below `first_wave` are claimed at once by the launch's resident
-// blocks and loaded directly: none of them is prefetched. A first-wave block asks for t + `fill`
-// (past the first wave), a later one for t + `ahead`, unless the first wave already asked for
-// it; so every tile past the first wave is asked for once. `ahead` 0: no prefetching;
-// `first_wave` and `fill` 0: every block asks for t + `ahead`.
-struct ms_prefetch { ms_u32 ahead, first_wave, fill; };
+// blocks and loaded directly: none of them is prefetched. `ahead` 0: no prefetching.
+struct ms_prefetch { ms_u32 ahead, first_wave; };
 {% if tma or select_tma %}
 // The TMA forms (sm_90 and newer): one mbarrier per block at shared address `b`, used once
 // (phase 0). Thread 0 initialises it before the block's first barrier.
@@ -526,10 +523,8 @@ __device__ __forceinline__ void ms_bar_wait(ms_u32 b) {
 }
 template <typename In>
 __device__ __forceinline__ void ms_prefetch_tile(const In* in, ms_u64 n, ms_u32 tile, const ms_prefetch& p) {
-    const bool first = tile < p.first_wave;
-    const ms_u64 target = (ms_u64)tile + (first ? p.fill : p.ahead);
-    const ms_u64 from = (ms_u64)p.first_wave + (first ? 0u : p.fill);
-    if (p.ahead != 0 && target >= from && (target + 1) * MS_TILE <= n) {
+    const ms_u64 target = (ms_u64)tile + p.ahead;
+    if (p.ahead != 0 && target >= p.first_wave && (target + 1) * MS_TILE <= n) {
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
                      ::"l"(in + target * MS_TILE), "r"((ms_u32)(MS_TILE * sizeof(In))) : "memory");
     }
@@ -892,7 +887,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     __shared__ ms_staged_smem sm; \
     ms_u64* bar = 0; \
     const void* tmap = 0; \
-    const ms_prefetch prefetch = {0u, 0u, 0u};
+    const ms_prefetch prefetch = {0u, 0u};
 #define MS_TMA_PARAM
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK)
 {% endif %}extern "C" __global__ void MS_STAGED_BOUNDS

@@ -10,19 +10,6 @@ use crate::error::{Error, Result};
 /// claimed: 12 MiB was slower than no prefetch at all.
 pub const PREFETCH_BYTES: usize = 3 << 20;
 
-/// The KiB that `var` sets (0 to 1 GiB), or `None` when it is unset.
-fn kib_knob(var: &str) -> Result<Option<usize>> {
-    match std::env::var(var) {
-        Err(_) => Ok(None),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(kib) if kib <= 1 << 20 => Ok(Some(kib << 10)),
-            _ => Err(Error::invalid(format!(
-                "{var}={v}: expected a number of KiB from 0 to 1048576"
-            ))),
-        },
-    }
-}
-
 /// The TMA form's prefetch distance in tiles of `tile_bytes`: [`PREFETCH_BYTES`], or
 /// `MONOSCAN_PREFETCH_KIB=<KiB>` (0 turns prefetching off; for tuning).
 ///
@@ -41,89 +28,77 @@ fn kib_knob(var: &str) -> Result<Option<usize>> {
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
-    let bytes = kib_knob("MONOSCAN_PREFETCH_KIB")?.unwrap_or(PREFETCH_BYTES);
+    let bytes = match std::env::var("MONOSCAN_PREFETCH_KIB") {
+        Err(_) => PREFETCH_BYTES,
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(kib) if kib <= 1 << 20 => kib << 10,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "MONOSCAN_PREFETCH_KIB={v}: expected a number of KiB from 0 to 1048576"
+                )))
+            }
+        },
+    };
     Ok((bytes / tile_bytes.max(1)) as u32)
 }
 
 /// The L2 prefetch plan of one launch of a TMA kernel, passed to it by value (`ms_prefetch` in
-/// `templates/tiled.cu`, the same three words).
+/// `templates/tiled.cu`, the same two words).
 ///
-/// A launch's resident blocks claim its first `first_wave` tiles at once and load them
-/// directly, so none of those is prefetched: asking L2 for a tile that another block's tensor
-/// copy is fetching at the same moment only adds traffic, at the moment the whole first wave is
-/// waiting for its data. A first-wave block that claims tile `t` asks for `t + fill` where that
-/// lies past the first wave (the start of the second wave); a later block asks for `t + ahead`
-/// unless a first-wave block already did. So every tile past the first wave is asked for once.
-/// With `first_wave` and `fill` 0, every block asks for `t + ahead`; with `ahead` 0, none asks.
+/// The block that claims tile `t` asks L2 for tile `t + ahead`, unless that tile is one of the
+/// launch's first `first_wave`: the resident blocks claim those at once and load them directly,
+/// and asking L2 for a tile that another block's tensor copy is fetching at the same moment
+/// only adds traffic while the whole first wave waits for its data (session 9 on an H200: sum
+/// i32 +0.005 of copy). So every tile past the first wave is asked for once. With `first_wave`
+/// 0 every block asks; with `ahead` 0 none does.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrefetchPlan {
-    /// Tiles ahead of its own that a block past the first wave asks L2 for (0: no prefetching).
+    /// Tiles ahead of its own that a block asks L2 for (0: no prefetching).
     pub ahead: u32,
-    /// Tiles the launch's resident blocks claim at once (0: no first-wave rule).
+    /// Tiles the launch's resident blocks claim at once, none of which is prefetched.
     pub first_wave: u32,
-    /// Tiles ahead of its own that a first-wave block asks L2 for.
-    pub fill: u32,
 }
 
 impl PrefetchPlan {
-    /// The plan for tiles of `tile_bytes` when `resident` blocks fit the device at once.
-    ///
-    /// `ahead` is [`prefetch_tiles`]; `fill` is `ahead`, or
-    /// `MONOSCAN_FILL_PREFETCH_KIB=<KiB>` of tiles; `MONOSCAN_FIRST_WAVE=0` drops the
-    /// first-wave rule (every block prefetches `ahead` tiles ahead; for tuning).
+    /// The plan for tiles of `tile_bytes` when `resident` blocks fit the device at once:
+    /// `ahead` is [`prefetch_tiles`]; `MONOSCAN_FIRST_WAVE=0` drops the first-wave rule (every
+    /// block prefetches, as before session 9; for comparison).
     ///
     /// ```
     /// use monoscan::codegen::PrefetchPlan;
-    /// let vars = ["MONOSCAN_PREFETCH_KIB", "MONOSCAN_FILL_PREFETCH_KIB", "MONOSCAN_FIRST_WAVE"];
+    /// let vars = ["MONOSCAN_PREFETCH_KIB", "MONOSCAN_FIRST_WAVE"];
     /// if vars.iter().all(|v| std::env::var(v).is_err()) {
     ///     // 24 KiB tiles, 132 SMs of 9 blocks: 128 tiles ahead; the first 1188 tiles are
-    ///     // loaded directly, and their blocks prefetch tiles 1188..1316.
+    ///     // loaded directly, and the blocks of tiles 1060..1188 prefetch tiles 1188..1316.
     ///     let plan = PrefetchPlan::new(24 << 10, 132 * 9)?;
-    ///     assert_eq!((plan.ahead, plan.first_wave, plan.fill), (128, 1188, 128));
+    ///     assert_eq!((plan.ahead, plan.first_wave), (128, 1188));
     ///     assert_eq!(plan.target(0), None);
-    ///     assert_eq!(plan.target(1187), Some(1315));
-    ///     assert_eq!(plan.target(1188), Some(1316));
+    ///     assert_eq!(plan.target(1059), None);
+    ///     assert_eq!(plan.target(1060), Some(1188));
+    ///     assert_eq!(plan.target(5000), Some(5128));
     /// }
     /// # Ok::<(), monoscan::Error>(())
     /// ```
     pub fn new(tile_bytes: usize, resident: u32) -> Result<Self> {
         let ahead = prefetch_tiles(tile_bytes)?;
-        let rule = match std::env::var("MONOSCAN_FIRST_WAVE").as_deref() {
-            Err(_) | Ok("1") => true,
-            Ok("0") => false,
+        let first_wave = match std::env::var("MONOSCAN_FIRST_WAVE").as_deref() {
+            Err(_) | Ok("1") => resident,
+            Ok("0") => 0,
             Ok(v) => {
                 return Err(Error::invalid(format!(
                     "MONOSCAN_FIRST_WAVE={v}: expected 1 (the first wave's tiles are not prefetched) or 0 (every block prefetches)"
                 )))
             }
         };
-        let fill = match kib_knob("MONOSCAN_FILL_PREFETCH_KIB")? {
-            Some(bytes) => (bytes / tile_bytes.max(1)) as u32,
-            None => ahead,
-        };
-        Ok(if ahead == 0 || !rule {
-            PrefetchPlan {
-                ahead,
-                first_wave: 0,
-                fill: 0,
-            }
-        } else {
-            PrefetchPlan {
-                ahead,
-                first_wave: resident,
-                fill,
-            }
-        })
+        Ok(PrefetchPlan { ahead, first_wave })
     }
 
     /// The tile that the block claiming `tile` asks L2 for, if any: the kernel's rule, before
     /// its check that the target is a full tile of the input.
     pub fn target(&self, tile: u32) -> Option<u32> {
-        let first = tile < self.first_wave;
-        let target = u64::from(tile) + u64::from(if first { self.fill } else { self.ahead });
-        let from = u64::from(self.first_wave) + u64::from(if first { 0 } else { self.fill });
-        (self.ahead != 0 && target >= from)
+        let target = u64::from(tile) + u64::from(self.ahead);
+        (self.ahead != 0 && target >= u64::from(self.first_wave))
             .then(|| u32::try_from(target).ok())
             .flatten()
     }
@@ -156,39 +131,22 @@ mod tests {
 
     #[test]
     fn every_tile_past_the_first_wave_is_prefetched_once() {
-        for (ahead, first_wave, fill) in [
-            (128, 1188, 128),
-            (128, 1188, 512),
-            (128, 1188, 1188),
-            (96, 792, 96),
-            (1, 10, 1),
-            (3, 10, 7),
-        ] {
-            let plan = PrefetchPlan {
-                ahead,
-                first_wave,
-                fill,
-            };
+        for (ahead, first_wave) in [(128, 1188), (96, 792), (1, 10), (3, 10), (128, 0), (20, 5)] {
+            let plan = PrefetchPlan { ahead, first_wave };
             let count = asked(plan, 5000);
             for (u, &c) in count.iter().enumerate() {
-                let want = u32::from(u as u32 >= first_wave);
+                let want = u32::from(u as u32 >= first_wave.max(ahead));
                 assert_eq!(c, want, "tile {u} under {plan:?}");
             }
         }
     }
 
     #[test]
-    fn without_a_first_wave_every_block_prefetches_ahead() {
+    fn without_a_distance_nothing_is_prefetched() {
         let plan = PrefetchPlan {
-            ahead: 128,
+            ahead: 0,
             first_wave: 0,
-            fill: 0,
         };
-        assert_eq!(plan.target(0), Some(128));
-        assert_eq!(plan.target(5000), Some(5128));
-        let none = PrefetchPlan { ahead: 0, ..plan };
-        assert_eq!(none.target(7), None);
-        let count = asked(plan, 1000);
-        assert!(count[..128].iter().all(|&c| c == 0) && count[128..].iter().all(|&c| c == 1));
+        assert!(asked(plan, 1000).iter().all(|&c| c == 0));
     }
 }
