@@ -49,7 +49,7 @@ pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
 /// launch's first `first_wave`: the resident blocks claim those at once and load them directly,
 /// and asking L2 for a tile that another block's tensor copy is fetching at the same moment
 /// only adds traffic while the whole first wave waits for its data (session 9 on an H200: sum
-/// i32 +0.005 of copy). So every tile past the first wave is asked for once. With `first_wave`
+/// i32 +0.003 of copy). So every tile past the first wave is asked for once. With `first_wave`
 /// 0 every block asks; with `ahead` 0 none does.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
