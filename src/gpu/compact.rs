@@ -164,7 +164,7 @@ impl Gpu {
                 &self.stream,
                 k.function(entry)?,
                 shape.block,
-                shape.tile_bytes(size) as u32,
+                k.dynamic_smem(entry),
                 &args,
                 prefetch,
             )?;

@@ -34,10 +34,20 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug)]
 pub(crate) struct Loaded {
     functions: HashMap<&'static str, CudaFunction>,
-    /// Blocks of each staged entry that the whole device holds at once (the first wave of a
-    /// launch), from the driver's occupancy at the entry's threads and shared memory.
-    resident: HashMap<&'static str, u32>,
+    /// How each entry with dynamic shared memory launches (entries without it are absent).
+    launches: HashMap<&'static str, EntryLaunch>,
     pub(crate) module: Arc<CudaModule>,
+}
+
+/// How an entry with dynamic shared memory (a staged kernel) launches, fixed when its module
+/// is loaded.
+#[derive(Debug, Clone, Copy)]
+struct EntryLaunch {
+    /// Dynamic shared memory per block, in bytes ([`dynamic_smem`]).
+    dynamic_smem: u32,
+    /// Blocks the whole device holds at once (the first wave of a launch), from the driver's
+    /// occupancy at the entry's threads and shared memory.
+    resident: u32,
 }
 
 /// What a compiled kernel uses, as the driver reports it.
@@ -77,10 +87,16 @@ impl Loaded {
         })
     }
 
+    /// Dynamic shared memory that `entry` launches with, in bytes (0 for all but the staged
+    /// kernels).
+    pub(crate) fn dynamic_smem(&self, entry: &str) -> u32 {
+        self.launches.get(entry).map_or(0, |l| l.dynamic_smem)
+    }
+
     /// Blocks of `entry` resident on the whole device at once (0 for kernels without dynamic
     /// shared memory, which do not prefetch).
     pub(crate) fn resident(&self, entry: &str) -> u32 {
-        self.resident.get(entry).copied().unwrap_or(0)
+        self.launches.get(entry).map_or(0, |l| l.resident)
     }
 }
 
@@ -100,8 +116,8 @@ pub(crate) fn set_threads(set: KernelSet) -> u32 {
 }
 
 /// Dynamic shared memory that `entry` of `set` launches with for `op`: the staged kernels'
-/// tiles (and the TMA form's block state), sized as they launch; 0 for the others.
-pub(crate) fn dynamic_smem(set: KernelSet, entry: &str, op: &CudaOp) -> usize {
+/// tiles (and the TMA form's block state); 0 for the others.
+fn dynamic_smem(set: KernelSet, entry: &str, op: &CudaOp) -> usize {
     let in_size = op.input.as_ref().map_or(op.elem_size, |m| m.in_size);
     match set {
         KernelSet::SinglePass(s) if entry.starts_with("scan_staged") => {
@@ -248,7 +264,7 @@ impl Gpu {
         };
         let module = self.ctx.load_module(ptx)?;
         let mut functions = HashMap::new();
-        let mut resident = HashMap::new();
+        let mut launches = HashMap::new();
         for entry in spec.set.entries(op.input.is_some()) {
             let f = module.load_function(&compiled.rendered.entry(entry))?;
             let dynamic = dynamic_smem(spec.set, entry, op);
@@ -265,13 +281,19 @@ impl Gpu {
                     dynamic,
                     None,
                 )?;
-                resident.insert(entry, per_sm * self.info.sm_count);
+                launches.insert(
+                    entry,
+                    EntryLaunch {
+                        dynamic_smem: u32::try_from(dynamic).unwrap_or(u32::MAX),
+                        resident: per_sm * self.info.sm_count,
+                    },
+                );
             }
             functions.insert(entry, f);
         }
         let loaded = Arc::new(Loaded {
             functions,
-            resident,
+            launches,
             module,
         });
         self.lock_modules().insert(key, loaded.clone());

@@ -326,7 +326,7 @@ impl<M: Monoid> Scanner<'_, M> {
         let tiles = n.div_ceil(shape.tile());
         let tiles32 = u32::try_from(tiles)
             .map_err(|_| Error::invalid(format!("{n} elements need {tiles} tiles; the single-pass scan handles at most 2^32 - 1 (use Algorithm::Hierarchical)")))?;
-        let smem = shape.staged_smem_bytes(size) as u32;
+        let smem = k.dynamic_smem(self.entry0(entry));
         let mut scratch = self.gpu.lock_scratch();
         let (aggs, incls) = if shape.layout == StateLayout::Separate {
             let mut carve = scratch.carve(stream, bytes_for(2 * tiles, size, 2))?;

@@ -146,7 +146,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             for entry in spec.set.entries(self.op.input.is_some()) {
                 let f = l.function(entry)?;
                 // The staged kernels' tiles are dynamic shared memory, sized as they launch.
-                let dynamic = super::dynamic_smem(spec.set, entry, &self.op) as u32;
+                let dynamic = l.dynamic_smem(entry);
                 out.push(super::KernelInfo {
                     name: format!("{} {entry}", spec.set.name()),
                     registers: f.num_regs()?,
