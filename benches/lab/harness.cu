@@ -86,7 +86,11 @@ int main(int argc, char** argv) {
 #ifndef GRID_MUL  // blocks per tile (variants/ahead.inc: a reduce and a scan item per tile)
 #define GRID_MUL 1
 #endif
+#ifdef CLUSTER  // variants/cluster.inc: whole clusters (the tiles past the end are empty)
+    const unsigned grid = (tiles + CLUSTER - 1) / CLUSTER * CLUSTER;
+#else
     const unsigned grid = tiles * GRID_MUL;
+#endif
 #endif
 #ifdef PROP
     cudaStream_t s2; CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
@@ -94,7 +98,7 @@ int main(int argc, char** argv) {
     CHECK(cudaFuncSetAttribute(ms_propagate, cudaFuncAttributeMaxDynamicSharedMemorySize, PROP));
 #endif
 #ifdef TMA  // variants/tma.inc: tensor maps of the input and output, one box per tile
-    const CUtensorMap tin = ms_tma_map(in, n * E, MS_BLOCK), tout = ms_tma_map(out, n * E, MS_BLOCK);
+    const CUtensorMap tin = ms_tma_map(in, n * E, MS_BLOCK / TMA_BOXES), tout = ms_tma_map(out, n * E, MS_BLOCK / TMA_BOXES);
 #endif
     auto launch = [&] {
         ++epoch;

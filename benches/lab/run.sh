@@ -23,13 +23,15 @@
 #   grow     session 9: look-back windows that double, up to 2 or 4 predecessors per lane
 #   fill     session 9: the first wave prefetches the second once its own copies have landed
 #   grow1    session 9: windows that grow for the first wave's tiles only
+#   cluster  session 10: super-tiles of 2 or 4 tiles scanned by a thread-block cluster, one
+#            look-back per super-tile (variants/cluster.inc); tiles of 288 and 576 threads
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 96x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 288x32 576x32 96x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -38,7 +40,7 @@ lg=${2:-28}
 cd "$out"
 K=$(awk '$1 == "128_32" { print $2 }' "$out.shapes")
 for f in trace_*.cu; do
-  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split help tma ahead persist pipe2 ws; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
+  for inc in early_lookback bulk_copies propagator hybrid lab_tile rescan pipeline split help tma cluster ahead persist pipe2 ws; do echo "#include \"$inc.inc\""; done | cat "$f" - > "all_${f#trace_}"
 done
 # build OUT SOURCE KERNEL SMEM_BYTES THREADS LABEL [nvcc flags]
 build() { local o=$1 f=$2 k=$3 sm=$4 t=$5 v=$6; shift 6
@@ -366,6 +368,24 @@ case $mode in
     for x in fw fg2 fg4 fw fg2 fg4 fw fg2 fg4; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     for x in fw_tr fg2_tr fg4_tr fw_tr fg2_tr fg4_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
+  cluster)
+    # Session 10: a thread-block cluster of 2 or 4 blocks scans 2 or 4 consecutive tiles with one
+    # look-back (variants/cluster.inc): fewer polls and publications cross the L2 fabric and a
+    # window covers 64 or 128 tiles; beside it the library's design, and single blocks with
+    # tiles of 288 threads (36 KiB, 6 blocks/SM, two tensor copies) and 576 threads (72 KiB,
+    # 3 blocks/SM, three copies), each prefetching 3 MiB ahead past its own first wave.
+    flags="-DTMA -DTMA_DYN=1 -DTMA_MINB=9 -DTMA_PF=128 -DTMA_FW=1188"
+    build fw all_192_32.cu ms_tma 24640 192 "tma 192x32, prefetch 128 past the first wave (the library's design)" $flags &
+    build cl2 all_192_32.cu ms_cl 24704 192 "cluster of 2 x 192x32, one look-back per pair" $flags -DCLUSTER=2 &
+    build cl4 all_192_32.cu ms_cl 24704 192 "cluster of 4 x 192x32, one look-back per four" $flags -DCLUSTER=4 &
+    wait
+    build cl4nolb all_192_32.cu ms_cl 24704 192 "cluster of 4, no look-back (wrong results)" $flags -DCLUSTER=4 -DNOLB=1 &
+    build t288 all_288_32.cu ms_tma 36928 288 "tma 288x32 (two copies), prefetch 85 past 792" -DTMA -DTMA_DYN=1 -DTMA_MINB=6 -DTMA_PF=85 -DTMA_FW=792 -DTMA_BOXES=2 &
+    build t576 all_576_32.cu ms_tma 73856 576 "tma 576x32 (three copies), prefetch 43 past 396" -DTMA -DTMA_DYN=1 -DTMA_MINB=3 -DTMA_PF=43 -DTMA_FW=396 -DTMA_BOXES=3 &
+    wait
+    for x in fw cl2 cl4 t288 t576 fw cl2 cl4 t288 t576 cl4nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in fw cl4; do timeout 60 "./$x" 26 || echo "$x failed: $?"; timeout 60 "./$x" 27 || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -374,7 +394,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|grow1|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|grow1|cluster|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
