@@ -762,28 +762,37 @@ union ms_chunk {
     ms_chunk_bits bits;
     In e[MS_CHUNK_ELEMS];
 };
-{% if tma %}// The TMA form (sm_90 and newer): a full tile arrives by one tensor copy, issued by one
-// thread, instead of MS_TILE_CHUNKS cp.async copies, so the load/store unit carries only the
-// look-back's traffic (measured in docs/performance.md). The tensor map (built by the host)
-// views the input as rows of 128 bytes, one row per thread's run, in boxes of MS_BLOCK rows,
-// with the 128-byte swizzle: chunk c of row r lands at c ^ (r & 7) from a buffer aligned to
-// 1 KiB, which is ms_swz with MS_SWZ 3. The block's state and its mbarrier follow the tile in
+{% if tma %}// The TMA form (sm_90 and newer): a full tile arrives by MS_TMA_BOXES tensor copies (one for
+// tiles of up to 256 threads), issued by one thread, instead of MS_TILE_CHUNKS cp.async copies,
+// so the load/store unit carries only the look-back's traffic (measured in
+// docs/performance.md). The tensor map (built by the host) views the input as rows of 128
+// bytes, one row per thread's run, in boxes of MS_BLOCK / MS_TMA_BOXES rows (a whole number
+// of 8-row groups), with the 128-byte swizzle: chunk c of row r lands at c ^ (r & 7) from a
+// buffer aligned to 1 KiB, which is ms_swz with MS_SWZ 3, box after box. The block's state and its mbarrier follow the tile in
 // dynamic shared memory (MS_TMA_STATE bytes); the kernel has no static shared memory.
 struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
 #define MS_TMA_STATE {{ tma_state }}
+#define MS_TMA_BOXES {{ tma_boxes }}
+#define MS_TMA_ROWS (MS_BLOCK / MS_TMA_BOXES)
+static_assert(MS_TMA_ROWS % 8 == 0 && MS_TMA_ROWS <= 256 && MS_TMA_ROWS * MS_TMA_BOXES == MS_BLOCK,
+              "monoscan: the TMA form's boxes are whole 8-row groups of at most 256 rows");
 // Where the mbarrier sits after the block's state (16-byte aligned, a 16-byte slot).
 #define MS_TMA_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
 static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
 static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
               "monoscan: the TMA form's block state does not fit after the tile");
-// Copies full tile `tile` into `buf` with one tensor copy and waits for it on `bar`
-// (initialised by thread 0 before the block's first barrier; used once, so phase 0).
+// Copies full tile `tile` into `buf` with MS_TMA_BOXES tensor copies and waits for them on
+// `bar` (initialised by thread 0 before the block's first barrier; used once, so phase 0).
 __device__ __forceinline__ void ms_tma_tile(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf, ms_u64* bar) {
     const ms_u32 b = ms_shared_addr(bar);
     if (threadIdx.x == 0) {
         ms_bar_expect(b, (ms_u32)(MS_TILE * sizeof(ms_elem)));
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
-                     ::"r"(ms_shared_addr(buf)), "l"(map), "r"(0), "r"((int)(tile * MS_BLOCK)), "r"(b) : "memory");
+#pragma unroll
+        for (int k = 0; k < MS_TMA_BOXES; ++k) {
+            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
+                         ::"r"(ms_shared_addr(buf) + (ms_u32)(k * MS_TMA_ROWS * 128)), "l"(map), "r"(0),
+                           "r"((int)(tile * MS_BLOCK + k * MS_TMA_ROWS)), "r"(b) : "memory");
+        }
     }
     ms_bar_wait(b);
 }

@@ -113,6 +113,64 @@ compiles! {
     seg_seg_max_u64: Segmented::new(Segmented::new(Max::<u64>::new()));
 }
 
+#[test]
+fn baseline_kernels_compile() {
+    if !nvrtc() {
+        return;
+    }
+    let rendered = monoscan::codegen::baseline();
+    for target in TARGETS {
+        let out = compile(&rendered, "baseline kernels", target)
+            .unwrap_or_else(|e| panic!("baseline kernels for {target:?}: {e}"));
+        if let Target::Ptx(_) = target {
+            let text = String::from_utf8(out.image).unwrap();
+            for entry in ["read_pass", "hold"] {
+                assert!(
+                    text.contains(&rendered.entry(entry)),
+                    "{entry} missing from PTX"
+                );
+            }
+        }
+    }
+}
+
+/// Staged tiles of more than 256 threads load in several tensor copies (a box holds at most
+/// 256 rows); the template checks its boxes at compile time.
+#[test]
+fn staged_tiles_in_several_boxes_compile() {
+    if !nvrtc() {
+        return;
+    }
+    use monoscan::codegen::{StateLayout, TileShape};
+    let cases: [(CudaOp, u32, u32); 4] = [
+        (Sum::<i32>::new().cuda(), 288, 32),
+        (Sum::<i32>::new().cuda(), 576, 32),
+        (Sum::<i32>::new().cuda(), 1024, 32),
+        (Affine::<f64>::new().cuda(), 288, 8),
+    ];
+    for (op, block, items) in cases {
+        let shape = TileShape {
+            staged: true,
+            tma: true,
+            ..TileShape::new(block, items, StateLayout::for_size(op.elem_size), 1)
+        };
+        assert!(shape.tma_boxes() > 1);
+        let set = KernelSet::SinglePass(shape);
+        let rendered = render(
+            &op,
+            &KernelSpec {
+                set,
+                instrument: false,
+            },
+        )
+        .unwrap();
+        for target in [Target::Cubin(90), Target::Ptx(90)] {
+            compile(&rendered, &op.name, target)
+                .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
+        }
+    }
+}
+
 /// An operator whose snippet has a syntax error.
 struct Typo;
 impl Monoid for Typo {

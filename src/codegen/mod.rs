@@ -184,6 +184,8 @@ struct BodyCtx<'a> {
     staged: bool,
     tma: bool,
     tma_state: usize,
+    /// Tensor copies per tile in the TMA form (`MS_TMA_BOXES`).
+    tma_boxes: u32,
     /// Bytes of one tile's single-pass state (`MS_SLOT`).
     state_slot: u64,
     tma_min_blocks: u32,
@@ -231,6 +233,7 @@ fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<Str
             ctx.staged = s.staged;
             ctx.tma = s.staged && s.tma;
             ctx.tma_state = s.tma_state_bytes(elem_size);
+            ctx.tma_boxes = s.tma_boxes();
             ctx.state_slot = s.layout.status_bytes(elem_size);
             ctx.tma_min_blocks = s.staged_blocks_per_sm(elem_size);
             ctx.swizzle = s.swizzle(elem_size);
@@ -273,6 +276,17 @@ pub fn prefix(op: &CudaOp) -> String {
     let digest = Sha256::digest(format!("{op:?}").as_bytes());
     let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
     format!("ms_{name}_{hash}")
+}
+
+/// The module of operator-independent kernels (`templates/baseline.cu`): the read-only pass a
+/// reduce is compared with, and the hold that `Gpu::time` queues before each timed run. Its
+/// entries are `monoscan_read_pass` and `monoscan_hold`.
+pub fn baseline() -> Rendered {
+    Rendered {
+        source: include_str!("../../templates/baseline.cu").to_string(),
+        prefix: "monoscan".to_string(),
+        snippet_lines: Vec::new(),
+    }
 }
 
 /// Renders the module `spec` for `op`.

@@ -130,6 +130,18 @@ impl TileShape {
         )
     }
 
+    /// Tensor copies per tile in the TMA form: a box of the tensor map holds at most 256 rows
+    /// (one per thread), so tiles of more threads arrive as several boxes.
+    pub fn tma_boxes(&self) -> u32 {
+        self.block.div_ceil(256).max(1)
+    }
+
+    /// Rows (threads) per tensor copy in the TMA form: the tile's rows split evenly over
+    /// [`Self::tma_boxes`] boxes.
+    pub fn tma_rows(&self) -> u32 {
+        self.block / self.tma_boxes()
+    }
+
     /// Bytes of one tile of elements of `size` bytes (the staged select kernel's dynamic
     /// shared memory, in either form; the unit of the L2 prefetch distance).
     pub fn tile_bytes(&self, size: usize) -> usize {
@@ -207,6 +219,15 @@ fn stageable(size: usize, items: u32, cc: u32) -> bool {
         && 16 % size == 0
         && (items as usize * size) % 16 == 0
         && (items as usize * size / 16).is_power_of_two()
+}
+
+/// Whether a staged tile of `block` threads x `items` elements of `size` bytes can arrive by
+/// tensor copies: one 128-byte row per thread's run (the span of the 128-byte swizzle), and the
+/// tile's rows split evenly into boxes of at most 256 rows that each start a 1 KiB swizzle
+/// period (a whole number of 8-row groups).
+fn tma_fits(block: u32, items: u32, size: usize) -> bool {
+    let boxes = block.div_ceil(256).max(1);
+    items as usize * size == 128 && block % (8 * boxes) == 0
 }
 
 /// Whether the staged scan may load whole tiles by tensor copies (the TMA, sm_90 and newer)
@@ -313,9 +334,7 @@ fn staged_shape(size: usize, cc: u32, layout: StateLayout, lookback: u32) -> Res
     let staged = stageable(size, items, cc);
     let shape = TileShape {
         staged,
-        // One 128-byte row per thread's run (the span of the 128-byte swizzle), at most 256
-        // rows per box.
-        tma: staged && tma && items as usize * size == 128 && block <= 256,
+        tma: staged && tma && tma_fits(block, items, size),
         ..TileShape::new(block, items, layout, lookback)
     };
     if shape.block == 0
@@ -500,6 +519,33 @@ mod tests {
         assert!(select_staged_shape(4, 75).unwrap().is_none());
         assert!(select_staged_shape(12, 90).unwrap().is_none());
         assert!(select_staged_shape(32, 90).unwrap().is_none());
+    }
+
+    #[test]
+    fn tiles_of_more_than_256_threads_arrive_in_several_boxes() {
+        // A box holds at most 256 rows (threads); every box starts a 1 KiB swizzle period.
+        for (block, boxes, rows) in [
+            (32, 1, 32),
+            (192, 1, 192),
+            (256, 1, 256),
+            (288, 2, 144),
+            (320, 2, 160),
+            (512, 2, 256),
+            (576, 3, 192),
+            (1024, 4, 256),
+        ] {
+            let s = TileShape::new(block, 32, StateLayout::Packed64, 1);
+            assert_eq!((s.tma_boxes(), s.tma_rows()), (boxes, rows), "{block}");
+            assert!(tma_fits(block, 32, 4), "{block}");
+        }
+        // 800 threads make 4 boxes of 200 rows (25 groups of 8); 608 and 544 threads need 3
+        // boxes, which do not split them into whole 8-row groups.
+        assert!(tma_fits(800, 32, 4));
+        assert!(!tma_fits(608, 32, 4));
+        assert!(!tma_fits(544, 32, 4));
+        // Only runs of exactly 128 bytes.
+        assert!(!tma_fits(288, 16, 4));
+        assert!(tma_fits(288, 8, 16));
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! The floors every figure is compared with: a device-to-device copy of the same bytes (a
-//! scan reads and writes each byte once) and a read-only pass (a reduce reads each byte once).
+//! scan reads and writes each byte once) and a read-only pass (a reduce reads each byte once),
+//! and the module of baseline kernels ([`codegen::baseline`]) they and the timer use.
 
 use super::{Gpu, Timing};
-use crate::codegen::Rendered;
+use crate::codegen;
 use crate::error::Result;
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-
-const READ_PASS: &str = include_str!("../../templates/baseline.cu");
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
 
 impl Gpu {
     /// Times copying `bytes` bytes device to device (`cuMemcpyDtoDAsync`): `warmup` untimed
@@ -24,20 +24,7 @@ impl Gpu {
     /// loads.
     pub fn time_read(&self, bytes: usize, warmup: usize, reps: usize) -> Result<Timing> {
         let buf: CudaSlice<u8> = self.stream.alloc_zeros(bytes.max(16))?;
-        let rendered = Rendered {
-            source: READ_PASS.to_string(),
-            prefix: "monoscan".to_string(),
-            snippet_lines: Vec::new(),
-        };
-        let compiled = crate::jit::compile(&rendered, "read pass", self.target)?;
-        let ptx = match self.target {
-            crate::jit::Target::Cubin(_) => cudarc::nvrtc::Ptx::from_binary(compiled.image),
-            crate::jit::Target::Ptx(_) => {
-                cudarc::nvrtc::Ptx::from_src(String::from_utf8_lossy(&compiled.image).into_owned())
-            }
-        };
-        let module = self.ctx.load_module(ptx)?;
-        let f = module.load_function("monoscan_read_pass")?;
+        let f = self.baseline_function("monoscan_read_pass")?;
         let sink = self.stream.alloc_zeros::<u32>(1)?;
         let words = (bytes / 16) as u64;
         let blocks = self.info.sm_count * 8;
@@ -61,5 +48,28 @@ impl Gpu {
             }?;
             Ok(())
         })
+    }
+
+    /// Entry `name` of `templates/baseline.cu` (the read pass, the timer's hold), compiled
+    /// and loaded once per Gpu.
+    pub(super) fn baseline_function(&self, name: &str) -> Result<CudaFunction> {
+        let mut slot = self.baseline.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match slot.as_ref() {
+            Some(m) => m.clone(),
+            None => {
+                let compiled =
+                    crate::jit::compile(&codegen::baseline(), "baseline kernels", self.target)?;
+                let ptx = match self.target {
+                    crate::jit::Target::Cubin(_) => Ptx::from_binary(compiled.image),
+                    crate::jit::Target::Ptx(_) => {
+                        Ptx::from_src(String::from_utf8_lossy(&compiled.image).into_owned())
+                    }
+                };
+                let m = self.ctx.load_module(ptx)?;
+                *slot = Some(m.clone());
+                m
+            }
+        };
+        Ok(module.load_function(name)?)
     }
 }

@@ -21,6 +21,15 @@ fn config(blocks: u64, threads: u32) -> LaunchConfig {
     }
 }
 
+/// `monoscan_hold(ns)`: one thread that returns once `ns` nanoseconds of the GPU's global timer
+/// have passed.
+pub fn hold(s: &CudaStream, f: &CudaFunction, ns: u64) -> Result<()> {
+    // SAFETY: kernel `(ms_u64 ns)` reads only the global timer and touches no memory; one
+    // block of one thread.
+    unsafe { s.launch_builder(f).arg(&ns).launch(config(1, 1)) }?;
+    Ok(())
+}
+
 /// A new device buffer of `n` elements, every one set to `value` by the `fill` kernel `f`.
 pub fn alloc_filled<T: DeviceRepr>(
     s: &Arc<CudaStream>,

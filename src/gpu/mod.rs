@@ -152,6 +152,8 @@ pub struct Gpu {
     cache: Arc<KernelCache>,
     modules: Mutex<HashMap<(CudaOp, KernelSpec), Arc<Loaded>>>,
     scratch: Mutex<Scratch>,
+    /// The floors' and the timer's kernels (`templates/baseline.cu`), loaded on first use.
+    baseline: Mutex<Option<Arc<CudaModule>>>,
     deterministic: bool,
 }
 
@@ -196,6 +198,7 @@ impl Gpu {
             cache,
             modules: Mutex::new(HashMap::new()),
             scratch: Mutex::new(Scratch::default()),
+            baseline: Mutex::new(None),
             deterministic: false,
         })
     }

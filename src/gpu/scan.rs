@@ -355,7 +355,7 @@ impl<M: Monoid> Scanner<'_, M> {
         // (Staged scans map in place: input elements have the element's size, `Scanner::shape`
         // sees to it.)
         let tma = if entry == "scan_staged" && shape.tma {
-            let map = launch::TensorMap::rows128(inp, n * size as u64, shape.block)?;
+            let map = launch::TensorMap::rows128(inp, n * size as u64, shape.tma_rows())?;
             let resident = k.resident(self.entry0(entry));
             Some((map, PrefetchPlan::new(shape.tile_bytes(size), resident)?))
         } else {
