@@ -15,15 +15,15 @@ pub const PREFETCH_BYTES: usize = 3 << 20;
 ///
 /// ```
 /// use monoscan::codegen::{prefetch_tiles, tile_shape, Purpose};
-/// // The staged scan of i32 on sm_90 loads 24 KiB tiles by tensor copies and, unless
-/// // MONOSCAN_PREFETCH_KIB says otherwise, prefetches 3 MiB (128 tiles) ahead.
+/// // The staged scan of i32 on sm_90 loads 44 KiB tiles by tensor copies and, unless
+/// // MONOSCAN_PREFETCH_KIB says otherwise, prefetches 3 MiB (69 whole tiles) ahead.
 /// let s = tile_shape(4, 90, Purpose::Staged)?;
 /// if std::env::var("MONOSCAN_TMA").is_err() && std::env::var("MONOSCAN_STAGED").is_err() {
 ///     assert!(s.staged && s.tma);
-///     assert_eq!((s.block, s.items), (192, 32));
+///     assert_eq!((s.block, s.items), (352, 32));
 /// }
 /// if std::env::var("MONOSCAN_PREFETCH_KIB").is_err() {
-///     assert_eq!(prefetch_tiles(s.tile_bytes(4))?, 128);
+///     assert_eq!(prefetch_tiles(s.tile_bytes(4))?, 69);
 /// }
 /// # Ok::<(), monoscan::Error>(())
 /// ```

@@ -316,18 +316,16 @@ fn staged_shape(size: usize, cc: u32, layout: StateLayout, lookback: u32) -> Res
     } else {
         // Measured on an H200 (docs/performance.md): residency is bounded by shared memory.
         // With cp.async, many blocks of 16 KiB tiles (128 threads, 13 blocks per SM) keep the
-        // most bytes in flight for elements up to 8 bytes. The TMA form (sm_90), whose state
-        // sits in the tile's buffer, does better with 24 KiB tiles of 192 threads (9 blocks,
-        // 216 KiB per SM): sum i32 0.774-0.777 of copy against 0.759, Segmented 0.835-0.845
-        // against 0.809-0.830. 16-byte elements do best with 32 KiB tiles of 256 threads
-        // (192 threads measured the same). More threads per tile hit the 2048-thread limit
-        // first.
+        // most bytes in flight for elements up to 8 bytes, and 16-byte elements do best with
+        // 32 KiB tiles of 256 threads. The TMA form (sm_90), whose state sits in the tile's
+        // buffer, does best with the largest tiles that five blocks fit: 44 KiB, 352 threads
+        // of one 128-byte row each (220 KiB per SM; two tensor copies per tile). Session 10,
+        // against the 24 KiB tiles of 192 threads (9 blocks) it replaced: sum i32 0.895
+        // against 0.887, Segmented 0.898 against 0.888, Affine (256x8 before) 0.885 against
+        // 0.872. Tiles that leave more shared memory unused lose: 320 threads 0.887, 384 0.881.
         match size {
-            0..=8 => (
-                if tma { 192 } else { 128 },
-                (128 / size.max(1)) as u32,
-                lookback,
-            ),
+            1 | 2 | 4 | 8 | 16 if tma => (352, (128 / size) as u32, lookback),
+            0..=8 => (128, (128 / size.max(1)) as u32, lookback),
             _ => (256, 8, lookback),
         }
     };
@@ -561,23 +559,19 @@ mod tests {
             assert!(older.staged && !older.tma, "size {size}: {older:?}");
             assert_eq!(older.staged_smem_bytes(size), older.tile() as usize * size);
         }
-        // An H100's or H200's 228 KiB (1 KiB reserved per block) hold 9 of the TMA form's
-        // 24 KiB i32 tiles with their state, 13 of the cp.async form's 16 KiB ones, and 6 of
-        // the 16-byte elements' 32 KiB tiles in either form.
+        // An H100's or H200's 228 KiB (1 KiB reserved per block) hold 5 of the TMA form's
+        // 44 KiB tiles with their state (two boxes of 176 rows each), 13 of the cp.async
+        // form's 16 KiB i32 tiles, and 6 of its 32 KiB tiles of 16-byte elements.
+        for size in [1, 2, 4, 8, 16] {
+            let s = tile_shape(size, 90, Purpose::Staged).unwrap();
+            assert_eq!((s.block, s.staged_blocks_per_sm(size)), (352, 5), "{size}");
+            assert_eq!((s.tma_boxes(), s.tma_rows()), (2, 176), "{size}");
+        }
         let s = tile_shape(4, 90, Purpose::Staged).unwrap();
-        assert_eq!((s.block, s.items, s.staged_blocks_per_sm(4)), (192, 32, 9));
         let older = tile_shape(4, 80, Purpose::Staged).unwrap();
         assert_eq!((older.block, older.staged_blocks_per_sm(4)), (128, 13));
-        let affine = tile_shape(16, 90, Purpose::Staged).unwrap();
-        assert_eq!(affine.staged_blocks_per_sm(16), 6);
-        assert_eq!(
-            TileShape {
-                tma: false,
-                ..affine
-            }
-            .staged_blocks_per_sm(16),
-            6
-        );
+        let affine = tile_shape(16, 80, Purpose::Staged).unwrap();
+        assert_eq!((affine.block, affine.staged_blocks_per_sm(16)), (256, 6));
         assert!(!tile_shape(12, 90, Purpose::Staged).unwrap().tma);
         assert!(!tile_shape(4, 90, Purpose::SinglePass).unwrap().tma);
         assert_ne!(s.name(), TileShape { tma: false, ..s }.name());
