@@ -25,13 +25,14 @@
 #   grow1    session 9: windows that grow for the first wave's tiles only
 #   cluster  session 10: super-tiles of 2 or 4 tiles scanned by a thread-block cluster, one
 #            look-back per super-tile (variants/cluster.inc); tiles of 288 and 576 threads
+#   big      session 10: the library's new 352x32 tiles: tensor stores, a resident grid, traced
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${LAB_OUT:-/tmp/monoscan-lab}
 if [[ ${1:-} == gen ]]; then
-  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 288x32 576x32 96x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
+  (cd ../.. && python3 benches/lab/gen.py "$out" 128x32 192x32 288x32 352x32 576x32 96x32 192x32x2 192x32x4 128x32x8 64x64 32x128 128x16 64x32 512x8 512x8x8 256x8x8 matmod:128x8 matmod:64x8 matmod:256x4x8) > "$out.shapes"
   cp harness.cu latency.cu variants/*.inc "$out/"
   exit 0
 fi
@@ -386,6 +387,19 @@ case $mode in
     for x in fw cl2 cl4 t288 t576 fw cl2 cl4 t288 t576 cl4nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     for x in fw cl4; do timeout 60 "./$x" 26 || echo "$x failed: $?"; timeout 60 "./$x" 27 || echo "$x failed: $?"; done
     exit 0 ;;
+  big)
+    # Session 10: the library's new tiles (352x32, two tensor copies, 5 blocks/SM, prefetch 69
+    # tiles past the first wave of 660): with the output stored by tensor copies (TMA_STORE),
+    # as a resident grid looping over tiles (persist.inc), and traced (fill, drain, slots).
+    flags="-DTMA -DTMA_DYN=1 -DTMA_MINB=5 -DTMA_PF=69 -DTMA_FW=660 -DTMA_BOXES=2"
+    build b352 all_352_32.cu ms_tma 45120 352 "tma 352x32 (the library's design)" $flags &
+    build b352st all_352_32.cu ms_tma 45120 352 "tma 352x32, tensor stores" $flags -DTMA_STORE=1 &
+    build b352nolb all_352_32.cu ms_tma 45120 352 "tma 352x32 without the look-back (wrong results)" $flags -DNOLB=1 &
+    build b352_tr all_352_32.cu ms_tma 45120 352 "b352 (traced)" $flags -DTRACE -DTRACE_END &
+    wait
+    for x in b352 b352st b352 b352st b352 b352st b352nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in b352_tr b352_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
     build staged all_128_32.cu "$K" 16384 128 "staged 128x32" &
@@ -394,7 +408,7 @@ case $mode in
     wait
     dram_bytes staged rs2h5 sp2_64
     exit 0 ;;
-  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|grow1|cluster|ncu] [log2 n]"; exit 2 ;;
+  *) echo "usage: run.sh gen | run.sh [traces|rescan|pipeline|tma|prefetch2|ahead|lb|stride|fixed|persist|pipe2|pipe3|l2|ws|help|fabric|store|grow|fill|grow1|cluster|big|ncu] [log2 n]"; exit 2 ;;
 esac
 wait
 # 16-byte elements run at a quarter of the count (the same bytes).
