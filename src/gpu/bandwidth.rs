@@ -6,7 +6,6 @@ use super::{Gpu, Timing};
 use crate::codegen;
 use crate::error::Result;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::Ptx;
 
 impl Gpu {
     /// Times copying `bytes` bytes device to device (`cuMemcpyDtoDAsync`): `warmup` untimed
@@ -59,13 +58,7 @@ impl Gpu {
             None => {
                 let compiled =
                     crate::jit::compile(&codegen::baseline(), "baseline kernels", self.target)?;
-                let ptx = match self.target {
-                    crate::jit::Target::Cubin(_) => Ptx::from_binary(compiled.image),
-                    crate::jit::Target::Ptx(_) => {
-                        Ptx::from_src(String::from_utf8_lossy(&compiled.image).into_owned())
-                    }
-                };
-                let m = self.ctx.load_module(ptx)?;
+                let m = self.load_image(compiled.image)?;
                 *slot = Some(m.clone());
                 m
             }

@@ -252,6 +252,15 @@ impl Gpu {
         Scanner::new(self, m)
     }
 
+    /// Loads a compiled image (CUBIN, or PTX text, as this Gpu's target makes) as a module.
+    fn load_image(&self, image: Vec<u8>) -> Result<Arc<CudaModule>> {
+        let ptx = match self.target {
+            Target::Cubin(_) => Ptx::from_binary(image),
+            Target::Ptx(_) => Ptx::from_src(String::from_utf8_lossy(&image).into_owned()),
+        };
+        Ok(self.ctx.load_module(ptx)?)
+    }
+
     /// The module `spec` of `op`, loaded on this device (memory, disk, or compiled).
     pub(crate) fn module(&self, op: &CudaOp, spec: KernelSpec) -> Result<Arc<Loaded>> {
         let key = (op.clone(), spec);
@@ -259,13 +268,7 @@ impl Gpu {
             return Ok(l.clone());
         }
         let compiled = self.cache.get(op, spec, self.target)?;
-        let ptx = match self.target {
-            Target::Cubin(_) => Ptx::from_binary(compiled.compiled.image.clone()),
-            Target::Ptx(_) => {
-                Ptx::from_src(String::from_utf8_lossy(&compiled.compiled.image).into_owned())
-            }
-        };
-        let module = self.ctx.load_module(ptx)?;
+        let module = self.load_image(compiled.compiled.image.clone())?;
         let mut functions = HashMap::new();
         let mut launches = HashMap::new();
         for entry in spec.set.entries(op.input.is_some()) {
