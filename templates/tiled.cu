@@ -768,8 +768,9 @@ union ms_chunk {
 // docs/performance.md). The tensor map (built by the host) views the input as rows of 128
 // bytes, one row per thread's run, in boxes of MS_BLOCK / MS_TMA_BOXES rows (a whole number
 // of 8-row groups), with the 128-byte swizzle: chunk c of row r lands at c ^ (r & 7) from a
-// buffer aligned to 1 KiB, which is ms_swz with MS_SWZ 3, box after box. The block's state and its mbarrier follow the tile in
-// dynamic shared memory (MS_TMA_STATE bytes); the kernel has no static shared memory.
+// buffer aligned to 1 KiB, which is ms_swz with MS_SWZ 3, box after box. The block's state
+// and its mbarrier follow the tile in dynamic shared memory (MS_TMA_STATE bytes); the kernel
+// has no static shared memory.
 struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
 #define MS_TMA_STATE {{ tma_state }}
 #define MS_TMA_BOXES {{ tma_boxes }}

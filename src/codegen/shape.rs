@@ -133,7 +133,7 @@ impl TileShape {
     /// Tensor copies per tile in the TMA form: a box of the tensor map holds at most 256 rows
     /// (one per thread), so tiles of more threads arrive as several boxes.
     pub fn tma_boxes(&self) -> u32 {
-        self.block.div_ceil(256).max(1)
+        tma_boxes(self.block)
     }
 
     /// Rows (threads) per tensor copy in the TMA form: the tile's rows split evenly over
@@ -226,8 +226,13 @@ fn stageable(size: usize, items: u32, cc: u32) -> bool {
 /// tile's rows split evenly into boxes of at most 256 rows that each start a 1 KiB swizzle
 /// period (a whole number of 8-row groups).
 fn tma_fits(block: u32, items: u32, size: usize) -> bool {
-    let boxes = block.div_ceil(256).max(1);
-    items as usize * size == 128 && block % (8 * boxes) == 0
+    items as usize * size == 128 && block % (8 * tma_boxes(block)) == 0
+}
+
+/// Tensor copies per tile of `block` threads (one 128-byte row each): a box holds at most 256
+/// rows.
+fn tma_boxes(block: u32) -> u32 {
+    block.div_ceil(256).max(1)
 }
 
 /// Whether the staged scan may load whole tiles by tensor copies (the TMA, sm_90 and newer)
