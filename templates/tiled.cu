@@ -503,7 +503,48 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
 // passed while no shared memory was held; too far ahead and L2 evicts it first
 // (docs/performance.md). Tiles below `first_wave` are claimed at once by the launch's resident
 // blocks and loaded directly: none of them is prefetched. `ahead` 0: no prefetching.
-struct ms_prefetch { ms_u32 ahead, first_wave; };
+//
+// The plan also paces the launch's first `paced` tiles: the block that claims tile t issues its
+// copy (and its prefetch) no earlier than the launch's clock plus t * `pace_ps` picoseconds, so
+// that the first waves' copies reach DRAM in tile order and land in that order, instead of all
+// landing together ~7 us in, with the whole first wave then looking back at once
+// (docs/performance.md, session 11). The launch's clock is the global timer as read by tile 0's
+// claimant, published with the launch's epoch in the counter's second sector. `pace_ps` 0: no
+// pacing. Pacing only delays copies; a clock that cannot be read in time, or a due time that is
+// implausibly far, means no wait.
+struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
+__device__ __forceinline__ ms_u64 ms_globaltimer() {
+    ms_u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+// Run by thread 0 of the block that claimed `tile`, before its copy is issued.
+__device__ __forceinline__ void ms_pace(ms_u32* counter, ms_u32 epoch, ms_u32 tile, const ms_prefetch& p) {
+    if (p.pace_ps == 0 || tile >= p.paced) return;
+    constexpr ms_u64 low = (1ull << 48) - 1;  // the clock word: 16 bits of epoch, 48 of time (ns)
+    const ms_u64 tag = (ms_u64)(epoch & 0xffffu) << 48;
+    ms_u64* clock = (ms_u64*)(counter + 8);
+    if (tile == 0) {
+        const ms_u64 word = tag | (ms_globaltimer() & low);
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(clock), "l"(word) : "memory");
+        return;
+    }
+    ms_u64 word = 0;
+    for (int k = 0; k < 64; ++k) {
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(clock) : "memory");
+        if ((word & ~low) == tag) break;
+        __nanosleep(64);
+    }
+    if ((word & ~low) != tag) return;
+    const ms_u64 due = ((word & low) + (ms_u64)tile * p.pace_ps / 1000u) & low;
+    while (true) {
+        // Nanoseconds until due, modulo 2^48: past (the top half), or further than 200 us
+        // (a stale clock), means go now.
+        const ms_u64 left = (due - ms_globaltimer()) & low;
+        if (left == 0 || left > 200000u) break;
+        __nanosleep(left > 400u ? 200u : (unsigned)(left / 2 + 1));
+    }
+}
 {% if tma or select_tma %}
 // The TMA forms (sm_90 and newer): one mbarrier per block at shared address `b`, used once
 // (phase 0). Thread 0 initialises it before the block's first barrier.
@@ -586,6 +627,7 @@ static_assert(MS_ITEMS <= 32, "monoscan: select keeps one bit per item");
     if (threadIdx.x == 0) {
         sm.tile = ms_take_tile(counter, num_tiles);
         ms_bar_init(b);
+        ms_pace(counter, epoch, sm.tile, prefetch);
         ms_prefetch_tile(in, n, sm.tile, prefetch);
     }
     __syncthreads();
@@ -810,6 +852,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     if (threadIdx.x == 0) {
         sm.tile = ms_take_tile(counter, num_tiles);
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
+        ms_pace(counter, epoch, sm.tile, prefetch);
         ms_prefetch_tile(in, n, sm.tile, prefetch);
 {% endif %}    }
     __syncthreads();
@@ -897,7 +940,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     __shared__ ms_staged_smem sm; \
     ms_u64* bar = 0; \
     const void* tmap = 0; \
-    const ms_prefetch prefetch = {0u, 0u};
+    const ms_prefetch prefetch = {0u, 0u, 0u, 0u};
 #define MS_TMA_PARAM
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK)
 {% endif %}extern "C" __global__ void MS_STAGED_BOUNDS

@@ -157,7 +157,9 @@ fn staged_shapes_agree_with_the_sequential_scan() {
     let big: Vec<i32> = (0..(1usize << 25) + 77)
         .map(|_| rng.below(2001) as i32 - 1000)
         .collect();
-    let plans: [&[(&str, &str)]; 5] = [
+    // Pacing off, several waves paced slowly (the last paced tiles due so late that they go at
+    // once), and fast.
+    let plans: [&[(&str, &str)]; 8] = [
         &[],
         &[("MONOSCAN_PREFETCH_KIB", "48")],
         &[("MONOSCAN_PREFETCH_KIB", "0")],
@@ -166,6 +168,9 @@ fn staged_shapes_agree_with_the_sequential_scan() {
             ("MONOSCAN_FIRST_WAVE", "0"),
         ],
         &[("MONOSCAN_FIRST_WAVE", "0")],
+        &[("MONOSCAN_PACE_GBPS", "0")],
+        &[("MONOSCAN_PACE_GBPS", "200"), ("MONOSCAN_PACE_WAVES", "3")],
+        &[("MONOSCAN_PACE_GBPS", "100000")],
     ];
     for plan in plans {
         for (var, value) in plan {
@@ -180,16 +185,20 @@ fn staged_shapes_agree_with_the_sequential_scan() {
             std::env::remove_var(var);
         }
     }
+    paced_copies_wait_for_their_time(gpu, &mut rng);
     for (var, value, call) in [
         ("MONOSCAN_PREFETCH_KIB", "6MiB", 0),
         ("MONOSCAN_PREFETCH_KIB", "-1", 1),
         ("MONOSCAN_FIRST_WAVE", "yes", 1),
+        ("MONOSCAN_PACE_GBPS", "fast", 1),
+        ("MONOSCAN_PACE_GBPS", "2000000", 1),
+        ("MONOSCAN_PACE_WAVES", "-1", 1),
     ] {
         std::env::set_var(var, value);
         let err = if call == 0 {
             monoscan::codegen::prefetch_tiles(4096).unwrap_err()
         } else {
-            monoscan::codegen::PrefetchPlan::new(4096, 1000).unwrap_err()
+            monoscan::codegen::PrefetchPlan::new(4096, 1000, 4800).unwrap_err()
         };
         assert!(err.to_string().contains(&format!("{var}={value}")), "{err}");
         std::env::remove_var(var);
@@ -198,6 +207,49 @@ fn staged_shapes_agree_with_the_sequential_scan() {
     let err = tile_shape(4, cc, Purpose::Staged).unwrap_err();
     assert!(err.to_string().contains("MONOSCAN_TMA=2"), "{err}");
     std::env::remove_var("MONOSCAN_TMA");
+}
+
+/// On the TMA form, pacing delays the first tiles' copies: 400 tiles paced 300 ns apart take
+/// at least the ~120 us until the last one is due, where unpaced they take ~15 us.
+fn paced_copies_wait_for_their_time(gpu: &Gpu, rng: &mut Rng) {
+    let shape = tile_shape(4, gpu.info().cc, Purpose::Staged).unwrap();
+    if !shape.tma {
+        eprintln!("pacing not timed: the staged scan of i32 has no TMA form here");
+        return;
+    }
+    let tile_bytes = shape.tile_bytes(4) as u64;
+    let xs: Vec<i32> = (0..400 * shape.tile())
+        .map(|_| rng.below(2001) as i32 - 1000)
+        .collect();
+    let s = gpu.stream();
+    let input = s.clone_htod(&xs).unwrap();
+    let mut out = s.clone_htod(&xs).unwrap();
+    let sum = Sum::<i32>::new();
+    let scanner = gpu.scanner(&sum).algorithm(Algorithm::SinglePass);
+    // 300 ns per tile, and every tile paced whatever the size of the first wave.
+    let gbps = (tile_bytes * 1000 / 300_000).to_string();
+    let mut median = |vars: &[(&str, &str)]| {
+        for (var, value) in vars {
+            std::env::set_var(var, value);
+        }
+        let t = gpu
+            .time(1, 5, || scanner.inclusive(&input, &mut out))
+            .unwrap();
+        for (var, _) in vars {
+            std::env::remove_var(var);
+        }
+        assert_eq!(s.clone_dtoh(&out).unwrap(), seq::inclusive_scan(&sum, &xs));
+        t.median_ms()
+    };
+    let paced = median(&[
+        ("MONOSCAN_PACE_GBPS", gbps.as_str()),
+        ("MONOSCAN_PACE_WAVES", "64"),
+    ]);
+    let unpaced = median(&[("MONOSCAN_PACE_GBPS", "0")]);
+    assert!(
+        paced > 0.1 && unpaced < 0.1,
+        "400 tiles paced 300 ns apart took {paced} ms, unpaced {unpaced} ms"
+    );
 }
 
 /// Not commutative: a tile combined out of order gives a different map. Any grouping of n - 1

@@ -439,8 +439,8 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     }
 
     let mut text = format!(
-        "monoscan bench on {} (sm_{}, {} SMs); bytes = read + write (read only for reductions); medians of {} runs\n",
-        info.name, info.cc, info.sm_count, args.reps
+        "monoscan bench on {} (sm_{}, {} SMs, peak DRAM {} GB/s); bytes = read + write (read only for reductions); medians of {} runs\n",
+        info.name, info.cc, info.sm_count, info.mem_gbps, args.reps
     );
     text += &format!(
         "{:<11} {:<18} {:>11} {:>11} {:>9} {:>11} {:>8}\n",

@@ -58,11 +58,12 @@ pub fn doctor() -> Result<(), CliError> {
                                 true,
                                 &format!("device {ordinal}"),
                                 &format!(
-                                    "{} (sm_{}, {} SMs, {}); kernels compile to {}",
+                                    "{} (sm_{}, {} SMs, {}, peak DRAM {} GB/s); kernels compile to {}",
                                     i.name,
                                     i.cc,
                                     i.sm_count,
                                     human_bytes(i.total_mem as u64),
+                                    i.mem_gbps,
                                     g.target().arch()
                                 ),
                             );

@@ -10,7 +10,7 @@ mod op;
 mod prefetch;
 mod shape;
 
-pub use prefetch::{prefetch_tiles, PrefetchPlan, PREFETCH_BYTES};
+pub use prefetch::{prefetch_tiles, PrefetchPlan, PACE_SHARE, PACE_WAVES, PREFETCH_BYTES};
 pub use shape::{
     select_shape, select_staged_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape,
     SMEM_LIMIT,

@@ -42,8 +42,8 @@ pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
     Ok((bytes / tile_bytes.max(1)) as u32)
 }
 
-/// The L2 prefetch plan of one launch of a TMA kernel, passed to it by value (`ms_prefetch` in
-/// `templates/tiled.cu`, the same two words).
+/// The L2 prefetch plan of one launch of a TMA kernel, and the pacing of its first wave's copies,
+/// passed to it by value (`ms_prefetch` in `templates/tiled.cu`, the same four words).
 ///
 /// The block that claims tile `t` asks L2 for tile `t + ahead`, unless that tile is one of the
 /// launch's first `first_wave`: the resident blocks claim those at once and load them directly,
@@ -51,6 +51,12 @@ pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
 /// only adds traffic while the whole first wave waits for its data (session 9 on an H200: sum
 /// i32 +0.003 of copy). So every tile past the first wave is asked for once. With `first_wave`
 /// 0 every block asks; with `ahead` 0 none does.
+///
+/// The block that claims tile `t < paced` issues its copy and its prefetch no earlier than the
+/// launch's clock (the global timer as tile 0's claimant read it) plus `t * pace_ps`, so that
+/// the first wave's copies reach DRAM in tile order and land in that order. Otherwise the whole
+/// wave lands together several microseconds in and then looks back at once (session 11 on an
+/// H200: sum i32 +0.006 of copy). Pacing only ever delays a copy; it never changes what is read.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrefetchPlan {
@@ -58,21 +64,76 @@ pub struct PrefetchPlan {
     pub ahead: u32,
     /// Tiles the launch's resident blocks claim at once, none of which is prefetched.
     pub first_wave: u32,
+    /// Picoseconds between the earliest issue times of consecutive paced tiles (0: no pacing):
+    /// the block that claims tile `t < paced` issues its copy no earlier than the launch's
+    /// clock plus `t * pace_ps`.
+    pub pace_ps: u32,
+    /// How many of the launch's first tiles are paced.
+    pub paced: u32,
+}
+
+/// The default pace of a launch's first tiles, as a share of the device's peak DRAM bandwidth:
+/// 0.7, about 3,400 GB/s on an H200 (4,800 GB/s peak), where 3,000 and 3,500 GB/s paced sum i32
+/// at 2^28 best (docs/performance.md, session 11).
+pub const PACE_SHARE: f64 = 0.7;
+
+/// How many first waves of tiles are paced unless `MONOSCAN_PACE_WAVES` says otherwise: one,
+/// which paced better than two or four (session 11).
+pub const PACE_WAVES: u32 = 1;
+
+/// The pacing of a plan for tiles of `tile_bytes` with a first wave of `first_wave` tiles on a
+/// device of `mem_gbps` peak DRAM bandwidth: `(pace_ps, paced)`. The rate is
+/// [`PACE_SHARE`] of `mem_gbps`, or `MONOSCAN_PACE_GBPS` (input GB/s; 0 turns pacing off, as
+/// does an unknown bandwidth); `MONOSCAN_PACE_WAVES` sets how many first waves are paced.
+fn pacing(tile_bytes: usize, first_wave: u32, mem_gbps: u32) -> Result<(u32, u32)> {
+    let auto = (f64::from(mem_gbps) * PACE_SHARE) as u32;
+    let gbps = env_u32("MONOSCAN_PACE_GBPS", auto, 1_000_000)?;
+    let waves = env_u32("MONOSCAN_PACE_WAVES", PACE_WAVES, 64)?;
+    if gbps == 0 || waves == 0 {
+        return Ok((0, 0));
+    }
+    // bytes / (GB/s) = ns, so bytes * 1000 / (GB/s) = ps.
+    let ps = (tile_bytes as u64 * 1000).div_ceil(u64::from(gbps));
+    let pace_ps = u32::try_from(ps).map_err(|_| {
+        Error::invalid(format!(
+            "MONOSCAN_PACE_GBPS={gbps}: tiles of {tile_bytes} bytes would be paced more than 4 ms apart"
+        ))
+    })?;
+    Ok((pace_ps, first_wave.saturating_mul(waves)))
+}
+
+/// `var` as a number from 0 to `max`, or `default` when unset.
+fn env_u32(var: &str, default: u32, max: u32) -> Result<u32> {
+    match std::env::var(var) {
+        Err(_) => Ok(default),
+        Ok(v) => match v.trim().parse::<u32>() {
+            Ok(x) if x <= max => Ok(x),
+            _ => Err(Error::invalid(format!(
+                "{var}={v}: expected a whole number from 0 to {max}"
+            ))),
+        },
+    }
 }
 
 impl PrefetchPlan {
-    /// The plan for tiles of `tile_bytes` when `resident` blocks fit the device at once:
-    /// `ahead` is [`prefetch_tiles`]; `MONOSCAN_FIRST_WAVE=0` drops the first-wave rule (every
-    /// block prefetches, as before session 9; for comparison).
+    /// The plan for tiles of `tile_bytes` when `resident` blocks fit the device at once, on a
+    /// device of `mem_gbps` peak DRAM bandwidth: `ahead` is [`prefetch_tiles`];
+    /// `MONOSCAN_FIRST_WAVE=0` drops the first-wave rule (every block prefetches, as before
+    /// session 9; for comparison); the first wave is paced at [`PACE_SHARE`] of `mem_gbps`
+    /// unless `MONOSCAN_PACE_GBPS` or `MONOSCAN_PACE_WAVES` say otherwise.
     ///
     /// ```
     /// use monoscan::codegen::PrefetchPlan;
-    /// let vars = ["MONOSCAN_PREFETCH_KIB", "MONOSCAN_FIRST_WAVE"];
+    /// let vars = ["MONOSCAN_PREFETCH_KIB", "MONOSCAN_FIRST_WAVE", "MONOSCAN_PACE_GBPS", "MONOSCAN_PACE_WAVES"];
     /// if vars.iter().all(|v| std::env::var(v).is_err()) {
     ///     // 24 KiB tiles, 132 SMs of 9 blocks: 128 tiles ahead; the first 1188 tiles are
     ///     // loaded directly, and the blocks of tiles 1060..1188 prefetch tiles 1188..1316.
-    ///     let plan = PrefetchPlan::new(24 << 10, 132 * 9)?;
+    ///     let plan = PrefetchPlan::new(24 << 10, 132 * 9, 4800)?;
     ///     assert_eq!((plan.ahead, plan.first_wave), (128, 1188));
+    ///     // Those 1188 tiles are paced at 0.7 x 4800 = 3360 GB/s: 24 KiB every 7.32 ns.
+    ///     assert_eq!((plan.pace_ps, plan.paced), (7315, 1188));
+    ///     // With an unknown bandwidth nothing is paced.
+    ///     assert_eq!(PrefetchPlan::new(24 << 10, 132 * 9, 0)?.pace_ps, 0);
     ///     assert_eq!(plan.target(0), None);
     ///     assert_eq!(plan.target(1059), None);
     ///     assert_eq!(plan.target(1060), Some(1188));
@@ -80,7 +141,7 @@ impl PrefetchPlan {
     /// }
     /// # Ok::<(), monoscan::Error>(())
     /// ```
-    pub fn new(tile_bytes: usize, resident: u32) -> Result<Self> {
+    pub fn new(tile_bytes: usize, resident: u32, mem_gbps: u32) -> Result<Self> {
         let ahead = prefetch_tiles(tile_bytes)?;
         let first_wave = match std::env::var("MONOSCAN_FIRST_WAVE").as_deref() {
             Err(_) | Ok("1") => resident,
@@ -91,7 +152,13 @@ impl PrefetchPlan {
                 )))
             }
         };
-        Ok(PrefetchPlan { ahead, first_wave })
+        let (pace_ps, paced) = pacing(tile_bytes, resident, mem_gbps)?;
+        Ok(PrefetchPlan {
+            ahead,
+            first_wave,
+            pace_ps,
+            paced,
+        })
     }
 
     /// The tile that the block claiming `tile` asks L2 for, if any: the kernel's rule, before
@@ -132,7 +199,12 @@ mod tests {
     #[test]
     fn every_tile_past_the_first_wave_is_prefetched_once() {
         for (ahead, first_wave) in [(128, 1188), (96, 792), (1, 10), (3, 10), (128, 0), (20, 5)] {
-            let plan = PrefetchPlan { ahead, first_wave };
+            let plan = PrefetchPlan {
+                ahead,
+                first_wave,
+                pace_ps: 0,
+                paced: 0,
+            };
             let count = asked(plan, 5000);
             for (u, &c) in count.iter().enumerate() {
                 let want = u32::from(u as u32 >= first_wave.max(ahead));
@@ -146,6 +218,8 @@ mod tests {
         let plan = PrefetchPlan {
             ahead: 0,
             first_wave: 0,
+            pace_ps: 0,
+            paced: 0,
         };
         assert!(asked(plan, 1000).iter().all(|&c| c == 0));
     }

@@ -156,6 +156,7 @@ impl Gpu {
                 Some(PrefetchPlan::new(
                     shape.tile_bytes(size),
                     k.resident(entry),
+                    self.info.mem_gbps,
                 )?)
             } else {
                 None

@@ -18,6 +18,9 @@ pub struct DeviceInfo {
     pub sm_count: u32,
     /// Total device memory in bytes.
     pub total_mem: usize,
+    /// Peak DRAM bandwidth in GB/s, from the memory clock and bus width the driver reports
+    /// (0 where it reports none).
+    pub mem_gbps: u32,
 }
 
 /// Whether the CUDA driver library can be loaded at all (never panics).
@@ -92,13 +95,32 @@ pub fn keep_pool_memory(ctx: &Arc<CudaContext>) {
 pub fn info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
     let (major, minor) = ctx.compute_capability()?;
     let sm_count = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    // An attribute the driver does not report only leaves the bandwidth unknown.
+    let clock_khz = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+        .unwrap_or(0);
+    let bus_bits = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+        .unwrap_or(0);
     Ok(DeviceInfo {
         ordinal: ctx.ordinal(),
         name: ctx.name()?,
         cc: (major * 10 + minor) as u32,
         sm_count: sm_count.max(1) as u32,
         total_mem: ctx.total_mem()?,
+        mem_gbps: peak_gbps(clock_khz, bus_bits),
     })
+}
+
+/// Peak DRAM bandwidth in GB/s of a memory clock of `clock_khz` on a bus of `bus_bits`: two
+/// transfers per clock (0 for unknown or nonsensical values).
+pub(crate) fn peak_gbps(clock_khz: i32, bus_bits: i32) -> u32 {
+    if clock_khz <= 0 || bus_bits <= 0 {
+        return 0;
+    }
+    // kHz * 1e3 transfers/s * 2 * bits / 8 bytes, in GB/s (1e9).
+    let gbps = 2 * clock_khz as u64 * bus_bits as u64 / 8 / 1_000_000;
+    u32::try_from(gbps).unwrap_or(0)
 }
 
 /// Maps an allocation failure to [`Error::OutOfMemory`] with the device's free memory.
@@ -112,5 +134,18 @@ pub fn alloc_error(ctx: &Arc<CudaContext>, requested: usize, e: DriverError) -> 
         }
     } else {
         Error::Driver(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::peak_gbps;
+
+    #[test]
+    fn peak_bandwidth_from_clock_and_bus() {
+        // An H100 SXM's HBM3: 2619 MHz on 5120 bits, 3.35 TB/s.
+        assert_eq!(peak_gbps(2_619_000, 5120), 3352);
+        assert_eq!(peak_gbps(0, 5120), 0);
+        assert_eq!(peak_gbps(2_619_000, -1), 0);
     }
 }

@@ -13,6 +13,11 @@ const ALIGN: u64 = 256;
 /// restart, so an old tag can never be mistaken for a new one.
 const EPOCH_LIMIT: u32 = (1 << 30) - 1;
 
+/// The counter's words: the tile counter in the first 32-byte sector, and in the second the
+/// launch's clock, which the TMA kernels' pacing publishes (`ms_pace` in `templates/tiled.cu`;
+/// tagged with the epoch, so it needs no clearing either).
+const COUNTER_WORDS: usize = 16;
+
 /// The per-[`crate::Gpu`] scratch state. All of it is used from the Gpu's one stream, in order.
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -95,8 +100,8 @@ impl Scratch {
         if self.counter.is_none() {
             self.counter = Some(
                 stream
-                    .alloc_zeros::<u32>(1)
-                    .map_err(|e| alloc_error(stream.context(), 4, e))?,
+                    .alloc_zeros::<u32>(COUNTER_WORDS)
+                    .map_err(|e| alloc_error(stream.context(), 4 * COUNTER_WORDS, e))?,
             );
         }
         self.epoch += 1;
