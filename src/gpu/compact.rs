@@ -155,6 +155,7 @@ impl Gpu {
             let prefetch = if entry == "select_staged" && shape.tma {
                 Some(PrefetchPlan::new(
                     shape.tile_bytes(size),
+                    tiles,
                     k.resident(entry),
                     self.info.mem_gbps,
                 )?)

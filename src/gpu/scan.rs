@@ -357,8 +357,12 @@ impl<M: Monoid> Scanner<'_, M> {
         let tma = if entry == "scan_staged" && shape.tma {
             let map = launch::TensorMap::rows128(inp, n * size as u64, shape.tma_rows())?;
             let resident = k.resident(self.entry0(entry));
-            let plan =
-                PrefetchPlan::new(shape.tile_bytes(size), resident, self.gpu.info().mem_gbps)?;
+            let plan = PrefetchPlan::new(
+                shape.tile_bytes(size),
+                tiles,
+                resident,
+                self.gpu.info().mem_gbps,
+            )?;
             Some((map, plan))
         } else {
             None
