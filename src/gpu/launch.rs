@@ -369,15 +369,16 @@ pub fn single_pass<T: DeviceRepr>(
     // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles, ms_state*
     // state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int exclusive,
     // ms_elem init, int has_init, ms_elem* total_out)`; in/out hold n elements, state (and
-    // aggs/incls for the separate layout) one entry per tile, counter one zeroed word; the grid
-    // is exactly `tiles` blocks, so every tile number the counter hands out is in range. For
+    // aggs/incls for the separate layout) one entry per tile, counter 16 words (`Scratch`: the
+    // zeroed tile counter, and the pacing clock at word 8, which the TMA form reads and
+    // writes); the grid is exactly `tiles` blocks, so every tile number the counter hands out is in range. For
     // scan_staged, `smem` bytes were allowed by the function attribute set when the module was
     // loaded, and the caller checked that in and out are 16-byte aligned, as its cp.async
     // copies and vector stores require. The TMA form takes two more arguments, the tensor map
     // of `in` (whole 128-byte rows of its n elements) and the prefetch plan (the kernel
     // prefetches only full tiles below n; a plan only changes which, never what is read into
-    // the tile), which the caller passes exactly when the function comes from a shape with
-    // `tma`.
+    // the tile, and its pacing only when a copy is issued), which the caller passes exactly
+    // when the function comes from a shape with `tma`.
     unsafe {
         let mut b = s.launch_builder(f);
         b.arg(&a.inp)
@@ -475,8 +476,8 @@ pub fn select(
     // SAFETY: kernel `(const in_t* in, in_t* out, ms_u64 n, ms_u32 num_tiles, ms_state* state,
     // ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, ms_elem* total_out)`; in
     // holds n elements and out has room for n (the kept ones are a subset), state one packed
-    // word per tile (aggs and incls unused by that layout), counter one zeroed word, total one
-    // u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
+    // word per tile (aggs and incls unused by that layout), counter 16 words (the zeroed tile
+    // counter, and the TMA form's pacing clock at word 8), total one u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
     // For select_staged, `smem` is one tile of input (16 KiB at most, within the default 48
     // KiB) and the caller checked that in is 16-byte aligned, as its cp.async and bulk copies
     // require; its TMA form takes one more argument, the prefetch plan, which the caller
