@@ -1,7 +1,8 @@
 //! The staged single-pass scan (tiles streamed into shared memory with cp.async, or on sm_90
 //! and newer with one tensor copy) over several shapes, chosen through `MONOSCAN_STAGED`, and
 //! the default shapes with and without the tensor copies (`MONOSCAN_TMA`). This binary holds
-//! one test so that setting the variables races with nothing.
+//! one test so that setting the variables races with nothing. It also checks the TMA form under
+//! several L2 prefetch plans and pacings, and times the pacing.
 
 mod common;
 

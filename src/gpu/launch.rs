@@ -299,8 +299,7 @@ unsafe impl DeviceRepr for TensorMap {}
 
 // SAFETY: `PrefetchPlan` is `#[repr(C)]`, four u32 fields in the order of the kernels'
 // `struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; }` (16 bytes, 4-byte aligned
-// on both sides),
-// plain data that the driver copies into the parameter space.
+// on both sides), plain data that the driver copies into the parameter space.
 unsafe impl DeviceRepr for PrefetchPlan {}
 
 impl TensorMap {
@@ -371,8 +370,8 @@ pub fn single_pass<T: DeviceRepr>(
     // ms_elem init, int has_init, ms_elem* total_out)`; in/out hold n elements, state (and
     // aggs/incls for the separate layout) one entry per tile, counter 16 words (`Scratch`: the
     // zeroed tile counter, and the pacing clock at word 8, which the TMA form reads and
-    // writes); the grid is exactly `tiles` blocks, so every tile number the counter hands out is in range. For
-    // scan_staged, `smem` bytes were allowed by the function attribute set when the module was
+    // writes); the grid is exactly `tiles` blocks, so every tile number the counter hands out
+    // is in range. For scan_staged, `smem` bytes were allowed by the function attribute set when the module was
     // loaded, and the caller checked that in and out are 16-byte aligned, as its cp.async
     // copies and vector stores require. The TMA form takes two more arguments, the tensor map
     // of `in` (whole 128-byte rows of its n elements) and the prefetch plan (the kernel
@@ -477,11 +476,12 @@ pub fn select(
     // ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, ms_elem* total_out)`; in
     // holds n elements and out has room for n (the kept ones are a subset), state one packed
     // word per tile (aggs and incls unused by that layout), counter 16 words (the zeroed tile
-    // counter, and the TMA form's pacing clock at word 8), total one u32; the grid is exactly `tiles` blocks, so every tile number handed out is in range.
-    // For select_staged, `smem` is one tile of input (16 KiB at most, within the default 48
-    // KiB) and the caller checked that in is 16-byte aligned, as its cp.async and bulk copies
-    // require; its TMA form takes one more argument, the prefetch plan, which the caller
-    // passes exactly for a shape with `tma` (the kernel prefetches only full tiles below n).
+    // counter, and the TMA form's pacing clock at word 8), total one u32; the grid is exactly
+    // `tiles` blocks, so every tile number handed out is in range. For select_staged, `smem` is
+    // one tile of input (16 KiB at most, within the default 48 KiB) and the caller checked that
+    // in is 16-byte aligned, as its cp.async and bulk copies require; its TMA form takes one
+    // more argument, the prefetch plan, which the caller passes exactly for a shape with `tma`
+    // (the kernel prefetches only full tiles below n).
     unsafe {
         let mut b = s.launch_builder(f);
         b.arg(&a.inp)
