@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
     // Status words: up to 64 bytes per tile (the paired layout of 32-byte elements).
     // (128 bytes per tile for the strided status words of run.sh stride.)
     CHECK(cudaMalloc(&state, (size_t)tiles * 128 + 4096)); CHECK(cudaMemset(state, 0, (size_t)tiles * 128 + 4096));
-    CHECK(cudaMalloc(&counter, 4));
+    // The tile counter, and at word 8 the pacing clock of variants/tma.inc (TMA_PACE_PS).
+    CHECK(cudaMalloc(&counter, 64)); CHECK(cudaMemset(counter, 0, 64));
     init_in<<<1024, 256>>>(in, n);
     int smem = SMEM_BYTES;
     CHECK(cudaFuncSetAttribute(KNAME, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));

@@ -26,6 +26,7 @@
 #   cluster  session 10: super-tiles of 2 or 4 tiles scanned by a thread-block cluster, one
 #            look-back per super-tile (variants/cluster.inc); tiles of 288 and 576 threads
 #   big      session 10: the library's new 352x32 tiles: tensor stores, a resident grid, traced
+#   pace     session 11: the first wave's copies paced in tile order, timed and traced
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -399,6 +400,19 @@ case $mode in
     wait
     for x in b352 b352st b352 b352st b352 b352st b352nolb; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     for x in b352_tr b352_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
+  pace)
+    # Session 11: the library's pacing of the first wave (13,376 ps per 44 KiB tile, 3,369 GB/s,
+    # over the 660 first-wave tiles) against none, timed and traced (fill, drain, slots).
+    flags="-DTMA -DTMA_DYN=1 -DTMA_MINB=5 -DTMA_PF=69 -DTMA_FW=660 -DTMA_BOXES=2"
+    pace="-DTMA_PACE_PS=13376 -DTMA_PACED=660"
+    build b352 all_352_32.cu ms_tma 45120 352 "tma 352x32 (the library's design before session 11)" $flags &
+    build p352 all_352_32.cu ms_tma 45120 352 "tma 352x32, first wave paced (the library's design)" $flags $pace &
+    build b352_tr all_352_32.cu ms_tma 45120 352 "b352 (traced)" $flags -DTRACE -DTRACE_END &
+    build p352_tr all_352_32.cu ms_tma 45120 352 "p352 (traced)" $flags $pace -DTRACE -DTRACE_END &
+    wait
+    for x in b352 p352 b352 p352 b352 p352; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    for x in b352_tr p352_tr b352_tr p352_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
