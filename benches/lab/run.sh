@@ -27,6 +27,7 @@
 #            look-back per super-tile (variants/cluster.inc); tiles of 288 and 576 threads
 #   big      session 10: the library's new 352x32 tiles: tensor stores, a resident grid, traced
 #   pace     session 11: the first wave's copies paced in tile order, timed and traced
+#   pfkind   session 11: four prefetch instructions and none, timed, with L2 fabric counters
 #   ncu      session 4: DRAM bytes and L2 hit rate (Nsight Compute) of the staged, rescan2 and
 #            split kernels
 set -euo pipefail
@@ -413,6 +414,22 @@ case $mode in
     wait
     for x in b352 p352 b352 p352 b352 p352; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
     for x in b352_tr p352_tr b352_tr p352_tr; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    exit 0 ;;
+  pfkind)
+    # Session 11: which prefetch instruction loads the L2 fabric least (variants/tma.inc
+    # TMA_PF_KIND): bulk (the library's), per-thread lines, per-thread lines with evict_last, tensor
+    # boxes, and none; timed, then L2 fabric counters.
+    flags="-DTMA -DTMA_DYN=1 -DTMA_MINB=5 -DTMA_PF=69 -DTMA_FW=660 -DTMA_BOXES=2"
+    build k0 all_352_32.cu ms_tma 45120 352 "352x32, bulk prefetch (the library's)" $flags &
+    build k1 all_352_32.cu ms_tma 45120 352 "352x32, prefetch.global.L2 per thread" $flags -DTMA_PF_KIND=1 &
+    build k2 all_352_32.cu ms_tma 45120 352 "352x32, prefetch.global.L2::evict_last per thread" $flags -DTMA_PF_KIND=2 &
+    build k3 all_352_32.cu ms_tma 45120 352 "352x32, tensor prefetch per box" $flags -DTMA_PF_KIND=3 &
+    wait
+    build knone all_352_32.cu ms_tma 45120 352 "352x32, no prefetch" -DTMA -DTMA_DYN=1 -DTMA_MINB=5 -DTMA_FW=660 -DTMA_BOXES=2 &
+    wait
+    for x in k0 k1 k2 k3 knone k0 k1 k2 k3 knone; do timeout 60 "./$x" "$lg" || echo "$x failed: $?"; done
+    counters gpu__time_duration.sum,lts__ltcfabric2ltc_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors.sum,lts__t_requests.sum,dram__bytes_read.sum \
+      k0 k1 k2 k3 knone
     exit 0 ;;
   ncu)
     # Session 4: did rescan's second copy miss L2?
