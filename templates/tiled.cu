@@ -512,7 +512,10 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
 // claimant, published with the launch's epoch in the counter's second sector. `pace_ps` 0: no
 // pacing. Pacing only delays copies; a clock that cannot be read in time, or a due time that is
 // implausibly far, means no wait.
-struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
+//
+// `order` (session 11, for measuring): 0 the bulk prefetch by the claiming thread before the
+// tile's own copy; 1 the same after the copy is issued; 2 one line per thread after the copy.
+struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced, order; };
 __device__ __forceinline__ ms_u64 ms_globaltimer() {
     ms_u64 t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -819,25 +822,31 @@ struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
 #define MS_TMA_ROWS (MS_BLOCK / MS_TMA_BOXES)
 static_assert(MS_TMA_ROWS % 8 == 0 && MS_TMA_ROWS <= 256 && MS_TMA_ROWS * MS_TMA_BOXES == MS_BLOCK,
               "monoscan: the TMA form's boxes are whole 8-row groups of at most 256 rows");
+// Every thread of the TMA form asks L2 for its own 128-byte row of the plan's target tile.
+template <typename In>
+__device__ __forceinline__ void ms_prefetch_row(const In* in, ms_u64 n, ms_u32 tile, const ms_prefetch& p) {
+    const ms_u64 target = (ms_u64)tile + p.ahead;
+    if (p.ahead != 0 && target >= p.first_wave && (target + 1) * MS_TILE <= n) {
+        const char* row = (const char*)(in + target * MS_TILE) + (ms_u64)threadIdx.x * 128;
+        asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(row) : "memory");
+    }
+}
 // Where the mbarrier sits after the block's state (16-byte aligned, a 16-byte slot).
 #define MS_TMA_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
 static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
 static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
               "monoscan: the TMA form's block state does not fit after the tile");
-// Copies full tile `tile` into `buf` with MS_TMA_BOXES tensor copies and waits for them on
-// `bar` (initialised by thread 0 before the block's first barrier; used once, so phase 0).
-__device__ __forceinline__ void ms_tma_tile(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf, ms_u64* bar) {
+// Run by thread 0: copies full tile `tile` into `buf` with MS_TMA_BOXES tensor copies that
+// complete on `bar` (initialised before the block's first barrier; used once, so phase 0).
+__device__ __forceinline__ void ms_tma_issue(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf, ms_u64* bar) {
     const ms_u32 b = ms_shared_addr(bar);
-    if (threadIdx.x == 0) {
-        ms_bar_expect(b, (ms_u32)(MS_TILE * sizeof(ms_elem)));
+    ms_bar_expect(b, (ms_u32)(MS_TILE * sizeof(ms_elem)));
 #pragma unroll
-        for (int k = 0; k < MS_TMA_BOXES; ++k) {
-            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
-                         ::"r"(ms_shared_addr(buf) + (ms_u32)(k * MS_TMA_ROWS * 128)), "l"(map), "r"(0),
-                           "r"((int)(tile * MS_BLOCK + k * MS_TMA_ROWS)), "r"(b) : "memory");
-        }
+    for (int k = 0; k < MS_TMA_BOXES; ++k) {
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
+                     ::"r"(ms_shared_addr(buf) + (ms_u32)(k * MS_TMA_ROWS * 128)), "l"(map), "r"(0),
+                       "r"((int)(tile * MS_BLOCK + k * MS_TMA_ROWS)), "r"(b) : "memory");
     }
-    ms_bar_wait(b);
 }
 {% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form;
 // `prefetch` is the TMA form's L2 prefetch plan (all zero, no prefetching, in the other).
@@ -853,7 +862,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
         sm.tile = ms_take_tile(counter, num_tiles);
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
         ms_pace(counter, epoch, sm.tile, prefetch);
-        ms_prefetch_tile(in, n, sm.tile, prefetch);
+        if (prefetch.order == 0) ms_prefetch_tile(in, n, sm.tile, prefetch);
 {% endif %}    }
     __syncthreads();
     const ms_u32 tile = sm.tile;
@@ -862,8 +871,12 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     const bool full = valid == (ms_u64)MS_TILE;
 {% if tma %}    // A tensor copy for a full tile in a buffer aligned as the swizzle assumes; cp.async
     // (the same layout) for the last, partial tile.
-    if (full && (ms_shared_addr(buf) & 1023) == 0) {
-        ms_tma_tile((const ms_tensor_map*)tmap, tile, buf, bar);
+    const bool tensor = full && (ms_shared_addr(buf) & 1023) == 0;
+    if (tensor && threadIdx.x == 0) ms_tma_issue((const ms_tensor_map*)tmap, tile, buf, bar);
+    if (prefetch.order == 1 && threadIdx.x == 0) ms_prefetch_tile(in, n, tile, prefetch);
+    if (prefetch.order == 2) ms_prefetch_row(in, n, tile, prefetch);
+    if (tensor) {
+        ms_bar_wait(ms_shared_addr(bar));
     } else {
         ms_stage_tile<in_t, true>(in, n, tile, buf);
     }
@@ -940,7 +953,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     __shared__ ms_staged_smem sm; \
     ms_u64* bar = 0; \
     const void* tmap = 0; \
-    const ms_prefetch prefetch = {0u, 0u, 0u, 0u};
+    const ms_prefetch prefetch = {0u, 0u, 0u, 0u, 0u};
 #define MS_TMA_PARAM
 #define MS_STAGED_BOUNDS __launch_bounds__(MS_BLOCK)
 {% endif %}extern "C" __global__ void MS_STAGED_BOUNDS
