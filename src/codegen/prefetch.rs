@@ -70,10 +70,6 @@ pub struct PrefetchPlan {
     pub pace_ps: u32,
     /// How many of the launch's first tiles are paced.
     pub paced: u32,
-    /// Where the staged scan issues its prefetch (`MONOSCAN_PREFETCH_ORDER`, for measuring): 0
-    /// by the claiming thread before the tile's own copy, 1 after it, 2 one 128-byte row per
-    /// thread after it. Compaction always uses 0.
-    pub order: u32,
 }
 
 /// The default pace of a launch's first tiles, as a share of the device's peak DRAM bandwidth:
@@ -162,13 +158,11 @@ impl PrefetchPlan {
             }
         };
         let (pace_ps, paced) = pacing(tile_bytes, tiles, resident, mem_gbps)?;
-        let order = env_u32("MONOSCAN_PREFETCH_ORDER", 0, 2)?;
         Ok(PrefetchPlan {
             ahead,
             first_wave,
             pace_ps,
             paced,
-            order,
         })
     }
 
@@ -215,7 +209,6 @@ mod tests {
                 first_wave,
                 pace_ps: 0,
                 paced: 0,
-                order: 0,
             };
             let count = asked(plan, 5000);
             for (u, &c) in count.iter().enumerate() {
@@ -232,7 +225,6 @@ mod tests {
             first_wave: 0,
             pace_ps: 0,
             paced: 0,
-            order: 0,
         };
         assert!(asked(plan, 1000).iter().all(|&c| c == 0));
     }

@@ -297,9 +297,9 @@ pub struct TensorMap(sys::CUtensorMap);
 // space (`const __grid_constant__ ms_tensor_map`, 64-byte aligned on both sides).
 unsafe impl DeviceRepr for TensorMap {}
 
-// SAFETY: `PrefetchPlan` is `#[repr(C)]`, five u32 fields in the order of the kernels'
-// `struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced, order; }` (20 bytes, 4-byte
-// aligned on both sides), plain data that the driver copies into the parameter space.
+// SAFETY: `PrefetchPlan` is `#[repr(C)]`, four u32 fields in the order of the kernels'
+// `struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; }` (16 bytes, 4-byte aligned
+// on both sides), plain data that the driver copies into the parameter space.
 unsafe impl DeviceRepr for PrefetchPlan {}
 
 impl TensorMap {
