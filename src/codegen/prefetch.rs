@@ -50,10 +50,10 @@ pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
 /// and asking L2 for a tile that another block's tensor copy is fetching at the same moment
 /// only adds traffic while the whole first wave waits for its data (session 9 on an H200: sum
 /// i32 +0.003 of copy). So every tile past the first wave is asked for once. With `first_wave`
-/// 0 every block asks; with `ahead` 0 none does. In the staged scan each thread asks for its own
-/// 128-byte row of that tile once the block's own tensor copies are issued (a bulk prefetch
-/// ahead of them delayed them: session 11, sum i32 +0.010 of copy on an H200, +0.027 on an
-/// H100); compaction asks with one bulk prefetch when it claims its tile.
+/// 0 every block asks; with `ahead` 0 none does. The block's threads ask for that tile's
+/// 128-byte rows (in the staged scan each thread its own) once the block's own copies are
+/// issued: a bulk prefetch ahead of them delayed them (session 11, sum i32 +0.010 of copy on
+/// an H200, +0.027 on an H100).
 ///
 /// The block that claims tile `t < paced` issues its copy and its prefetch no earlier than the
 /// launch's clock (the global timer as tile 0's claimant read it) plus `t * pace_ps`, so that
