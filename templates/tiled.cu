@@ -513,6 +513,7 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
 // pacing. Pacing only delays copies; a clock that cannot be read in time, or a due time that is
 // implausibly far, means no wait.
 struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
+{% if tma or select_tma %}
 __device__ __forceinline__ ms_u64 ms_globaltimer() {
     ms_u64 t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -545,7 +546,6 @@ __device__ __forceinline__ void ms_pace(ms_u32* counter, ms_u32 epoch, ms_u32 ti
         __nanosleep(left > 400u ? 200u : (unsigned)(left / 2 + 1));
     }
 }
-{% if tma or select_tma %}
 // The TMA forms (sm_90 and newer): one mbarrier per block at shared address `b`, used once
 // (phase 0). Thread 0 initialises it before the block's first barrier.
 __device__ __forceinline__ void ms_bar_init(ms_u32 b) {
