@@ -28,18 +28,13 @@ pub const PREFETCH_BYTES: usize = 3 << 20;
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 pub fn prefetch_tiles(tile_bytes: usize) -> Result<u32> {
-    let bytes = match std::env::var("MONOSCAN_PREFETCH_KIB") {
-        Err(_) => PREFETCH_BYTES,
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(kib) if kib <= 1 << 20 => kib << 10,
-            _ => {
-                return Err(Error::invalid(format!(
-                    "MONOSCAN_PREFETCH_KIB={v}: expected a number of KiB from 0 to 1048576"
-                )))
-            }
-        },
-    };
-    Ok((bytes / tile_bytes.max(1)) as u32)
+    let kib = env_u32(
+        "MONOSCAN_PREFETCH_KIB",
+        "KiB",
+        (PREFETCH_BYTES >> 10) as u32,
+        1 << 20,
+    )?;
+    Ok((((kib as usize) << 10) / tile_bytes.max(1)) as u32)
 }
 
 /// The L2 prefetch plan of one launch of a TMA kernel, and the pacing of its first wave's copies,
@@ -93,8 +88,8 @@ pub const PACE_WAVES: u32 = 1;
 /// of copy paced against 0.58 unpaced; 2^23, 745 tiles, 0.70 against 0.64).
 fn pacing(tile_bytes: usize, tiles: u64, first_wave: u32, mem_gbps: u32) -> Result<(u32, u32)> {
     let auto = (f64::from(mem_gbps) * PACE_SHARE) as u32;
-    let gbps = env_u32("MONOSCAN_PACE_GBPS", auto, 1_000_000)?;
-    let waves = env_u32("MONOSCAN_PACE_WAVES", PACE_WAVES, 64)?;
+    let gbps = env_u32("MONOSCAN_PACE_GBPS", "GB/s", auto, 1_000_000)?;
+    let waves = env_u32("MONOSCAN_PACE_WAVES", "waves", PACE_WAVES, 64)?;
     if gbps == 0 || waves == 0 || tiles <= u64::from(first_wave) {
         return Ok((0, 0));
     }
@@ -108,14 +103,14 @@ fn pacing(tile_bytes: usize, tiles: u64, first_wave: u32, mem_gbps: u32) -> Resu
     Ok((pace_ps, first_wave.saturating_mul(waves)))
 }
 
-/// `var` as a number from 0 to `max`, or `default` when unset.
-fn env_u32(var: &str, default: u32, max: u32) -> Result<u32> {
+/// `var` as a whole number of `unit` from 0 to `max`, or `default` when unset.
+fn env_u32(var: &str, unit: &str, default: u32, max: u32) -> Result<u32> {
     match std::env::var(var) {
         Err(_) => Ok(default),
         Ok(v) => match v.trim().parse::<u32>() {
             Ok(x) if x <= max => Ok(x),
             _ => Err(Error::invalid(format!(
-                "{var}={v}: expected a whole number from 0 to {max}"
+                "{var}={v}: expected a whole number of {unit} from 0 to {max}"
             ))),
         },
     }
