@@ -44,7 +44,10 @@ fn main() -> monoscan::Result<()> {
         println!("offsets on the gpu (host slices, includes the copies): {ms:.1} ms");
         common::check(got? == a, "gpu offsets and total equal the cpu's");
         let d = g.stream().clone_htod(&requests)?;
-        let t = g.time(2, 10, || g.allocation_offsets(&d).map(|_| ()))?;
+        let t = monoscan::bench::Timer::new(g)
+            .warmup(2)
+            .reps(10)
+            .time(|| g.allocation_offsets(&d).map(|_| ()))?;
         println!(
             "offsets on the gpu (device buffers, with the total read back): {:.3} ms",
             t.median_ms()

@@ -4,7 +4,7 @@
 ///
 /// | algorithm | scan | reduce | passes over memory | deterministic |
 /// | --- | --- | --- | --- | --- |
-/// | [`KoggeStone`](Algorithm::KoggeStone) | Kogge-Stone block scans of `block` elements, combined hierarchically (block totals, scan of the totals, add-back) | the seed notes' tree reduction | several | yes |
+/// | [`KoggeStone`](Algorithm::KoggeStone) | Kogge-Stone block scans of `block` elements, combined hierarchically (block totals, scan of the totals, add-back) | the textbook tree reduction | several | yes |
 /// | [`BrentKung`](Algorithm::BrentKung) | Brent-Kung block scans of `2 x block` elements, combined hierarchically | tree reduction | several | yes |
 /// | [`Hierarchical`](Algorithm::Hierarchical) | reduce-then-scan over register tiles: tile totals, a scan of the totals, a scan of each tile from its carry | tiled | 3n | yes |
 /// | [`SinglePass`](Algorithm::SinglePass) | chained scan with decoupled look-back | tiled | 2n | not for floats |
@@ -18,9 +18,9 @@ pub enum Algorithm {
     /// Pick by size (and by the deterministic setting).
     #[default]
     Auto,
-    /// The seed notes' simple in-place scan, hierarchical.
+    /// The textbook simple in-place scan (Kogge-Stone), hierarchical.
     KoggeStone,
-    /// The seed notes' work-efficient scan, hierarchical.
+    /// The textbook work-efficient scan (Brent-Kung), hierarchical.
     BrentKung,
     /// Reduce-then-scan over register tiles.
     Hierarchical,
@@ -56,14 +56,14 @@ impl std::fmt::Display for Algorithm {
 }
 
 impl std::str::FromStr for Algorithm {
-    type Err = crate::Error;
+    type Err = crate::error::Error;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         [Algorithm::Auto]
             .into_iter()
             .chain(Algorithm::EXPLICIT)
             .find(|a| a.name() == s)
             .ok_or_else(|| {
-                crate::Error::invalid(format!(
+                crate::error::Error::invalid(format!(
                     "unknown algorithm `{s}` (expected auto, kogge-stone, brent-kung, hierarchical or single-pass)"
                 ))
             })

@@ -81,7 +81,7 @@ pub trait Backend {
 
     /// The fold of `map(xs)`. The GPU applies the map inside the kernel (the input is read
     /// once); the CPU backends map, then fold.
-    fn map_reduce<M: Monoid, In: crate::Element>(
+    fn map_reduce<M: Monoid, In: crate::element::Element>(
         &self,
         m: &M,
         map: &Map<In, M::Elem>,
@@ -92,7 +92,7 @@ pub trait Backend {
     }
 
     /// The inclusive scan of `map(xs)`.
-    fn map_inclusive_scan<M: Monoid, In: crate::Element>(
+    fn map_inclusive_scan<M: Monoid, In: crate::element::Element>(
         &self,
         m: &M,
         map: &Map<In, M::Elem>,
@@ -104,7 +104,7 @@ pub trait Backend {
     }
 
     /// The exclusive scan of `map(xs)` from `init`, and the total.
-    fn map_exclusive_scan_total<M: Monoid, In: crate::Element>(
+    fn map_exclusive_scan_total<M: Monoid, In: crate::element::Element>(
         &self,
         m: &M,
         map: &Map<In, M::Elem>,

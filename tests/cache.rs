@@ -5,18 +5,19 @@ mod common;
 
 use common::gpu::nvrtc;
 use monoscan::cache::{CacheConfig, KernelCache};
-use monoscan::codegen::{tile_shape, KernelSet, KernelSpec, Purpose};
+use monoscan::codegen::{KernelSet, KernelSpec};
 use monoscan::jit::Target;
 use monoscan::ops::Sum;
+use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
 use monoscan::Monoid;
 use std::path::Path;
 
 const TARGET: Target = Target::Cubin(90);
 
 fn spec() -> KernelSpec {
-    KernelSpec::new(KernelSet::SinglePass(
-        tile_shape(4, 90, Purpose::SinglePass).unwrap(),
-    ))
+    let limits = DeviceLimits::for_arch(90);
+    let shape = policy::tile_shape(4, &limits, &Tuning::default(), Purpose::SinglePass).unwrap();
+    KernelSpec::new(KernelSet::SinglePass(shape))
 }
 
 fn get(cache: &KernelCache) -> Vec<u8> {

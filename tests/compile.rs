@@ -1,94 +1,184 @@
-//! NVRTC compiles every kernel set of every built-in operator for sm_80 and sm_90, as CUBIN
-//! and as PTX; compile errors and layout mismatches give the right error text. Needs NVRTC
-//! only (no GPU); skips without it, fails instead under MONOSCAN_REQUIRE_NVRTC=1.
+//! NVRTC compiles every kernel family the library generates: every `KernelSet` variant, in the
+//! shapes the shape policy picks (and the staged scan's cp.async form where the TMA one is the
+//! default), for every built-in operator over elements of 1 to 24 bytes, with and without a
+//! fused input map, for sm_75, sm_80 and sm_90, as CUBIN (and PTX on sm_80 and sm_90); each
+//! image holds every entry point of its set. Compile errors and layout mismatches give the right
+//! error text. Needs NVRTC only (no GPU); skips without it, fails instead under
+//! MONOSCAN_REQUIRE_NVRTC=1.
 
 mod common;
 
 use common::gpu::nvrtc;
-use monoscan::codegen::{
-    render, select_shape, select_staged_shape, textbook_block, tile_shape, KernelSet, KernelSpec,
-    Purpose,
-};
+use monoscan::codegen::{render, Entry, KernelSet, KernelSpec, Rendered};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
-use monoscan::{CudaOp, Element, Error, Monoid};
+use monoscan::tuning::{policy, DeviceLimits, Purpose, ShapeChoice, Tuning};
+use monoscan::{CudaOp, Element, Error, Map, Monoid};
+use std::collections::BTreeSet;
 
-const TARGETS: [Target; 4] = [
-    Target::Cubin(80),
-    Target::Cubin(90),
-    Target::Ptx(80),
-    Target::Ptx(90),
-];
+/// The architectures kernels are generated for here: the oldest NVRTC 13 takes (no staged
+/// scan), the first with `cp.async`, the first with tensor copies.
+const ARCHS: [u32; 3] = [75, 80, 90];
 
-fn sets(size: usize, cc: u32) -> Vec<KernelSet> {
-    let block = textbook_block(size).unwrap();
-    let shape = tile_shape(size, cc, Purpose::Tiles).unwrap();
-    let sp = tile_shape(size, cc, Purpose::SinglePass).unwrap();
-    let staged = tile_shape(size, cc, Purpose::Staged).unwrap();
+/// What each architecture is compiled to: CUBIN everywhere, and PTX (what a GPU newer than the
+/// NVRTC gets) for the newest.
+fn targets(cc: u32) -> Vec<Target> {
+    match cc {
+        90 => vec![Target::Cubin(90), Target::Ptx(90)],
+        _ => vec![Target::Cubin(cc)],
+    }
+}
+
+/// The family of a set, one number per `KernelSet` variant. No wildcard: a new variant fails
+/// to compile here until the sets below include it.
+fn family(set: &KernelSet) -> usize {
+    match set {
+        KernelSet::TreeReduce { .. } => 0,
+        KernelSet::KoggeStone { .. } => 1,
+        KernelSet::BrentKung { .. } => 2,
+        KernelSet::TiledReduce(_) => 3,
+        KernelSet::ReduceThenScan(_) => 4,
+        KernelSet::SinglePass(_) => 5,
+        KernelSet::StagedScan(_) => 6,
+        KernelSet::OneTile(_) => 7,
+        KernelSet::Select(_) => 8,
+        KernelSet::SelectStaged(_) => 9,
+        KernelSet::Check => 10,
+    }
+}
+const FAMILIES: usize = 11;
+
+/// Whether `op` is a compaction operator: u32 keep counts with an input map.
+fn selects(op: &CudaOp) -> bool {
+    op.input.is_some() && op.elem == "unsigned int"
+}
+
+/// Every set the library generates for `op` on sm_`cc`: the textbook, tiled, single-pass and
+/// one-tile families in the policy's shapes, the staged scan where the element size and the
+/// architecture allow it (by tensor copies on sm_90 by default, by `cp.async` there with
+/// `tma: false`), compaction's sets for u32 counts with an input map, and the check set.
+fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
+    let size = op.elem_size;
+    let limits = DeviceLimits::for_arch(cc);
+    let tuning = Tuning::default();
+    let no_tma = Tuning {
+        tma: false,
+        ..Tuning::default()
+    };
+    let shape =
+        |purpose, tuning: &Tuning| policy::tile_shape(size, &limits, tuning, purpose).unwrap();
+    let block = policy::textbook_block(size, &limits).unwrap();
+    let tiles = shape(Purpose::Tiles, &tuning);
     let mut sets = vec![
         KernelSet::TreeReduce { block },
         KernelSet::KoggeStone { block },
         KernelSet::BrentKung { block },
-        KernelSet::TiledReduce(shape),
-        KernelSet::ReduceThenScan(shape),
-        KernelSet::SinglePass(sp),
-        KernelSet::OneTile(tile_shape(size, cc, Purpose::OneTile).unwrap()),
+        KernelSet::TiledReduce(tiles),
+        KernelSet::ReduceThenScan(tiles),
+        KernelSet::SinglePass(shape(Purpose::SinglePass, &tuning)),
+        KernelSet::OneTile(shape(Purpose::OneTile, &tuning)),
         KernelSet::Check,
     ];
-    // Elements whose size divides 16 also get the staged scan (sm_80 and newer).
+    let staged = shape(Purpose::Staged, &tuning);
+    // Elements whose size divides 16 get the staged scan (sm_80 and newer); on sm_90 and newer
+    // its tiles (one 128-byte run per thread) load by tensor copies.
     assert_eq!(staged.staged, cc >= 80 && 16 % size == 0, "size {size}");
-    // On sm_90 and newer the staged tiles (one 128-byte run per thread) load by tensor copies.
     assert_eq!(staged.tma, staged.staged && cc >= 90, "size {size}");
-    if staged.staged {
-        sets.push(KernelSet::SinglePass(staged));
+    let in_size = op.input.as_ref().map_or(size, |m| m.in_size);
+    if staged.staged && in_size == size {
+        sets.push(KernelSet::StagedScan(staged));
+        let cp_async = shape(Purpose::Staged, &no_tma);
+        assert!(cp_async.staged && !cp_async.tma, "size {size}");
+        if cp_async != staged {
+            sets.push(KernelSet::StagedScan(cp_async));
+        }
+    }
+    if selects(op) {
+        sets.push(KernelSet::Select(
+            policy::select_shape(in_size, &limits).unwrap(),
+        ));
+        for t in [&tuning, &no_tma] {
+            if let Some(s) = policy::select_staged_shape(in_size, &limits, t).unwrap() {
+                let set = KernelSet::SelectStaged(s);
+                if !sets.contains(&set) {
+                    sets.push(set);
+                }
+            }
+        }
     }
     sets
 }
 
-/// Compiles every set of `m` for every target; returns how many modules were built.
-fn compile_all<M: Monoid>(m: &M) -> usize {
-    if !nvrtc() {
-        return 0;
-    }
-    let op = m.cuda();
-    let mut built = 0;
-    for target in TARGETS {
-        let cc = match target {
-            Target::Cubin(cc) | Target::Ptx(cc) => cc,
-        };
-        for set in sets(op.elem_size, cc) {
-            for instrument in [false, true] {
-                if instrument
-                    && !matches!(
-                        set,
-                        KernelSet::KoggeStone { .. } | KernelSet::BrentKung { .. }
-                    )
-                {
-                    continue;
-                }
-                let rendered = render(&op, &KernelSpec { set, instrument }).unwrap();
-                let out = compile(&rendered, &op.name, target)
-                    .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
-                assert!(!out.image.is_empty());
-                if let Target::Ptx(_) = target {
-                    let text = String::from_utf8(out.image).unwrap();
-                    assert!(
-                        text.contains(&rendered.entry(set.entries(false)[1])),
-                        "entry point missing from PTX"
-                    );
-                }
-                built += 1;
+/// Whether `image` (PTX text or a CUBIN) defines the kernel `symbol`.
+fn defines(image: &[u8], target: Target, symbol: &str) -> bool {
+    let needle = match target {
+        Target::Ptx(_) => format!(".entry {symbol}("),
+        Target::Cubin(_) => format!(".text.{symbol}\0"),
+    };
+    image.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Asserts that `image`, compiled from `rendered` (the set `set` of `op`), defines every entry
+/// point of the set, and the `_mapped` variants where `op` has an input map.
+fn assert_entries(op: &CudaOp, set: KernelSet, rendered: &Rendered, image: &[u8], target: Target) {
+    let mapped = op.input.is_some();
+    for &entry in set.entries() {
+        for variant in [false, true] {
+            if variant && !(mapped && entry.mappable()) {
+                continue;
             }
+            let symbol = rendered.symbol(entry, variant);
+            assert!(
+                defines(image, target, &symbol),
+                "{} {} for {target:?} lacks {symbol}",
+                op.name,
+                set.name()
+            );
         }
     }
-    built
+}
+
+/// Renders `set` of `op` (instrumented or not), compiles it for `target` and checks its entry
+/// points.
+fn build(op: &CudaOp, set: KernelSet, instrument: bool, target: Target) {
+    let rendered = render(op, &KernelSpec { set, instrument })
+        .unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+    let out = compile(&rendered, &op.name, target)
+        .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
+    assert!(!out.image.is_empty());
+    assert_entries(op, set, &rendered, &out.image, target);
+}
+
+/// Compiles every set of `op` for every architecture and target; the textbook scans (which
+/// `monoscan lab` counts combines of) also instrumented. Returns the families built.
+fn compile_all(op: &CudaOp) -> BTreeSet<usize> {
+    let mut families = BTreeSet::new();
+    if !nvrtc() {
+        return families;
+    }
+    for cc in ARCHS {
+        for set in sets(op, cc) {
+            let instrumented = matches!(
+                set,
+                KernelSet::KoggeStone { .. } | KernelSet::BrentKung { .. }
+            );
+            for target in targets(cc) {
+                build(op, set, false, target);
+                if instrumented {
+                    build(op, set, true, target);
+                }
+            }
+            families.insert(family(&set));
+        }
+    }
+    families
 }
 
 macro_rules! compiles {
     ($($name:ident: $op:expr;)*) => {$(
         #[test]
         fn $name() {
-            compile_all(&$op);
+            compile_all(&$op.cuda());
         }
     )*};
 }
@@ -113,21 +203,109 @@ compiles! {
     seg_seg_max_u64: Segmented::new(Segmented::new(Max::<u64>::new()));
 }
 
+/// Operators with fused input maps: each set also gets `_mapped` entries. A map that keeps the
+/// element size (here the identity the backend suites run, and a selection of i32) takes the
+/// staged scan too; one that changes it is refused the staged scan with a clear error. Maps to
+/// u32 counts also get compaction's sets.
+fn mapped_ops() -> Vec<CudaOp> {
+    let keep64 = Map::new("odd", "(x & 1) ? 1u : 0u", |x: &i64| (*x & 1) as u32);
+    let keep32 = Map::new("odd32", "(x & 1) ? 1u : 0u", |x: &i32| (*x & 1) as u32);
+    let to_map = Map::new("to_map", "monoscan_affine_double{0.5, x}", |x: &f64| {
+        AffineMap::new(0.5, *x)
+    });
+    let same = Map::new("same", "x", |x: &i32| *x);
+    vec![
+        Sum::<u32>::new()
+            .cuda()
+            .with_input(keep64.as_selection().cuda()),
+        Sum::<u32>::new()
+            .cuda()
+            .with_input(keep32.as_selection().cuda()),
+        Affine::<f64>::new().cuda().with_input(to_map.cuda()),
+        Sum::<i32>::new().cuda().with_input(same.cuda()),
+    ]
+}
+
+#[test]
+fn mapped_selection_i64() {
+    compile_all(&mapped_ops()[0]);
+}
+
+#[test]
+fn mapped_selection_i32() {
+    compile_all(&mapped_ops()[1]);
+}
+
+#[test]
+fn mapped_affine_f64_from_f64() {
+    compile_all(&mapped_ops()[2]);
+}
+
+#[test]
+fn mapped_identity_i32() {
+    compile_all(&mapped_ops()[3]);
+}
+
+/// The sets above span every `KernelSet` variant (and so every template): each family is
+/// compiled in every CI run.
+#[test]
+fn every_kernel_family_is_compiled() {
+    let mut families = BTreeSet::new();
+    let ops = [Sum::<i32>::new().cuda(), Affine::<f64>::new().cuda()];
+    for op in ops.iter().chain(&mapped_ops()) {
+        for cc in ARCHS {
+            families.extend(sets(op, cc).iter().map(family));
+        }
+    }
+    assert_eq!(families, (0..FAMILIES).collect(), "families compiled");
+    // Both forms of the staged scan and of staged compaction on sm_90.
+    let staged_forms = |op: &CudaOp| {
+        sets(op, 90)
+            .into_iter()
+            .filter_map(|s| match s {
+                KernelSet::StagedScan(s) => Some(("scan", s.tma)),
+                KernelSet::SelectStaged(s) => Some(("select", s.tma)),
+                _ => None,
+            })
+            .collect::<BTreeSet<_>>()
+    };
+    let scans = BTreeSet::from([("scan", false), ("scan", true)]);
+    assert_eq!(staged_forms(&Sum::<i32>::new().cuda()), scans);
+    let mut both = scans.clone();
+    both.extend([("select", false), ("select", true)]);
+    assert_eq!(staged_forms(&mapped_ops()[1]), both);
+}
+
+/// The instrumented builds `monoscan lab` counts combines with: every scan and reduce family.
+#[test]
+fn instrumented_builds_compile() {
+    if !nvrtc() {
+        return;
+    }
+    for op in [Sum::<i32>::new().cuda(), Affine::<f64>::new().cuda()] {
+        for set in sets(&op, 90) {
+            if set != KernelSet::Check {
+                build(&op, set, true, Target::Cubin(90));
+            }
+        }
+    }
+}
+
 #[test]
 fn baseline_kernels_compile() {
     if !nvrtc() {
         return;
     }
     let rendered = monoscan::codegen::baseline();
-    for target in TARGETS {
-        let out = compile(&rendered, "baseline kernels", target)
-            .unwrap_or_else(|e| panic!("baseline kernels for {target:?}: {e}"));
-        if let Target::Ptx(_) = target {
-            let text = String::from_utf8(out.image).unwrap();
+    for cc in ARCHS {
+        for target in targets(cc) {
+            let out = compile(&rendered, "baseline kernels", target)
+                .unwrap_or_else(|e| panic!("baseline kernels for {target:?}: {e}"));
             for entry in ["read_pass", "hold"] {
+                let symbol = format!("{}_{entry}", rendered.prefix);
                 assert!(
-                    text.contains(&rendered.entry(entry)),
-                    "{entry} missing from PTX"
+                    defines(&out.image, target, &symbol),
+                    "{symbol} missing for {target:?}"
                 );
             }
         }
@@ -141,32 +319,26 @@ fn staged_tiles_in_several_boxes_compile() {
     if !nvrtc() {
         return;
     }
-    use monoscan::codegen::{StateLayout, TileShape};
-    let cases: [(CudaOp, u32, u32); 4] = [
-        (Sum::<i32>::new().cuda(), 288, 32),
-        (Sum::<i32>::new().cuda(), 576, 32),
-        (Sum::<i32>::new().cuda(), 1024, 32),
-        (Affine::<f64>::new().cuda(), 288, 8),
+    let limits = DeviceLimits::for_arch(90);
+    let cases = [
+        (Sum::<i32>::new().cuda(), ShapeChoice::new(288, 32)),
+        (Sum::<i32>::new().cuda(), ShapeChoice::new(576, 32)),
+        (Sum::<i32>::new().cuda(), ShapeChoice::new(1024, 32)),
+        (Affine::<f64>::new().cuda(), ShapeChoice::new(288, 8)),
     ];
-    for (op, block, items) in cases {
-        let shape = TileShape {
-            staged: true,
-            tma: true,
-            ..TileShape::new(block, items, StateLayout::for_size(op.elem_size), 1)
+    for (op, choice) in cases {
+        let tuning = Tuning {
+            staged: Some(choice),
+            ..Tuning::default()
         };
-        assert!(shape.tma_boxes() > 1);
-        let set = KernelSet::SinglePass(shape);
-        let rendered = render(
-            &op,
-            &KernelSpec {
-                set,
-                instrument: false,
-            },
-        )
-        .unwrap();
-        for target in [Target::Cubin(90), Target::Ptx(90)] {
-            compile(&rendered, &op.name, target)
-                .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
+        let shape = policy::tile_shape(op.elem_size, &limits, &tuning, Purpose::Staged).unwrap();
+        assert!(
+            shape.staged && shape.tma && shape.tma_boxes() > 1,
+            "{shape:?}"
+        );
+        let set = KernelSet::StagedScan(shape);
+        for target in targets(90) {
+            build(&op, set, false, target);
         }
     }
 }
@@ -288,125 +460,94 @@ fn a_layout_mismatch_is_a_layout_error() {
         .contains("layout mismatch for element `pair_t`"));
 }
 
-/// Compiles `set` for `op` to sm_90 PTX and checks that it holds every entry point of the set
-/// (mapped variants included).
-fn compile_with_entries(op: &CudaOp, set: KernelSet, what: &str) {
-    let rendered = render(op, &KernelSpec::new(set)).unwrap();
-    let ptx = compile(&rendered, &op.name, Target::Ptx(90)).unwrap();
-    let text = String::from_utf8(ptx.image).unwrap();
-    for entry in set.entries(true) {
-        assert!(
-            text.contains(&rendered.entry(entry)),
-            "{what}: {} lacks {entry}",
-            set.name()
-        );
-    }
-}
-
-/// Operators with a fused input map get `_mapped` kernel variants; those of u32 counts, the
-/// fused compaction kernel.
+/// Rendering refuses, with a clear error, what the kernels cannot do: a staged scan whose map
+/// changes the element size (it maps in place), compaction over anything but u32 counts with
+/// an input map.
 #[test]
-fn mapped_operators_compile_every_tiled_set() {
-    if !nvrtc() {
-        return;
-    }
-    let keep = monoscan::Map::new("odd", "(x & 1) ? 1u : 0u", |x: &i64| (*x & 1) as u32);
-    let affine = monoscan::Map::new("to_map", "monoscan_affine_double{0.5, x}", |x: &f64| {
-        AffineMap::new(0.5, *x)
-    });
-    let keep32 = monoscan::Map::new("odd32", "(x & 1) ? 1u : 0u", |x: &i32| (*x & 1) as u32);
-    let ops = [
-        Sum::<u32>::new()
-            .cuda()
-            .with_input(keep.as_selection().cuda()),
-        Affine::<f64>::new().cuda().with_input(affine.cuda()),
-        Sum::<u32>::new()
-            .cuda()
-            .with_input(keep32.as_selection().cuda()),
-    ];
-    for op in ops {
-        let tiles = tile_shape(op.elem_size, 90, Purpose::Tiles).unwrap();
-        let sp = tile_shape(op.elem_size, 90, Purpose::SinglePass).unwrap();
-        let staged = tile_shape(op.elem_size, 90, Purpose::Staged).unwrap();
-        let mut sets = vec![
-            KernelSet::TiledReduce(tiles),
-            KernelSet::ReduceThenScan(tiles),
-            KernelSet::SinglePass(sp),
-            KernelSet::OneTile(tile_shape(op.elem_size, 90, Purpose::OneTile).unwrap()),
-        ];
+fn impossible_sets_are_refused_when_rendered() {
+    let limits = DeviceLimits::for_arch(90);
+    let staged =
+        |size| policy::tile_shape(size, &limits, &Tuning::default(), Purpose::Staged).unwrap();
+    for op in &mapped_ops()[..3] {
         let in_size = op.input.as_ref().unwrap().in_size;
-        if in_size == op.elem_size {
-            sets.push(KernelSet::SinglePass(staged));
-        } else {
-            // The staged scan maps in place: a map that changes the size is refused clearly.
-            let err = render(&op, &KernelSpec::new(KernelSet::SinglePass(staged))).unwrap_err();
+        if in_size != op.elem_size {
+            let set = KernelSet::StagedScan(staged(op.elem_size));
+            let err = render(op, &KernelSpec::new(set)).unwrap_err();
             assert!(err.to_string().contains("maps in place"), "{err}");
         }
-        if op.elem == "unsigned int" {
-            sets.push(KernelSet::Select(select_shape(in_size).unwrap()));
-            sets.push(KernelSet::Select(
-                select_staged_shape(in_size, 90).unwrap().unwrap(),
-            ));
-        } else {
-            // Compaction scans u32 counts: another operator is refused clearly.
-            let set = KernelSet::Select(select_shape(in_size).unwrap());
+    }
+    let select = KernelSet::Select(policy::select_shape(8, &limits).unwrap());
+    let staged_select = KernelSet::SelectStaged(
+        policy::select_staged_shape(8, &limits, &Tuning::default())
+            .unwrap()
+            .unwrap(),
+    );
+    for set in [select, staged_select] {
+        // An operator of 16-byte elements with a map, and u32 counts without one.
+        for op in [mapped_ops()[2].clone(), Sum::<u32>::new().cuda()] {
             let err = render(&op, &KernelSpec::new(set)).unwrap_err();
             assert!(err.to_string().contains("4-byte counts"), "{err}");
         }
-        for set in sets {
-            compile_with_entries(&op, set, &op.name);
-        }
     }
 }
 
-/// Both compaction kernels (the register one and the staged one) for input elements of every
-/// size the staged one takes: 1, 2, 4, 8 and 16 bytes.
+/// Both compaction kernels (the register one and the staged one, in its bulk-copy form on
+/// sm_90 and its cp.async form on sm_80) for input elements of every size the staged one takes
+/// (1, 2, 4, 8 and 16 bytes), and the register kernel alone for 24-byte elements and on sm_75.
 #[test]
-fn compaction_kernels_compile_for_every_staged_element_size() {
+fn compaction_kernels_compile_for_every_element_size() {
     if !nvrtc() {
         return;
     }
-    fn check<T: Element>(keep: monoscan::Map<T, u32>) {
+    fn check<T: Element>(keep: Map<T, u32>) {
         let size = std::mem::size_of::<T>();
         let op = Sum::<u32>::new()
             .cuda()
             .with_input(keep.as_selection().cuda());
-        let staged = select_staged_shape(size, 90).unwrap().unwrap();
-        for set in [
-            KernelSet::Select(select_shape(size).unwrap()),
-            KernelSet::Select(staged),
-        ] {
-            compile_with_entries(&op, set, &format!("{size} bytes"));
+        for cc in ARCHS {
+            let limits = DeviceLimits::for_arch(cc);
+            let staged = policy::select_staged_shape(size, &limits, &Tuning::default()).unwrap();
+            let stages = cc >= 80 && [1, 2, 4, 8, 16].contains(&size);
+            assert_eq!(staged.is_some(), stages, "{size} bytes on sm_{cc}");
+            let mut sets = vec![KernelSet::Select(
+                policy::select_shape(size, &limits).unwrap(),
+            )];
+            if let Some(s) = staged {
+                // The staged shape loads by one bulk copy per tile from sm_90 on.
+                assert_eq!(s.tma, cc >= 90, "{size} bytes on sm_{cc}");
+                assert_eq!(
+                    KernelSet::SelectStaged(s).entries(),
+                    [Entry::Fill, Entry::SelectStaged]
+                );
+                sets.push(KernelSet::SelectStaged(s));
+            }
+            for set in sets {
+                for target in targets(cc) {
+                    build(&op, set, false, target);
+                }
+            }
         }
-        // The staged shape names the staged entry. On sm_90 it is the TMA form (one bulk copy
-        // per tile); sm_80, its oldest target, gets the cp.async form.
-        assert_eq!(
-            KernelSet::Select(staged).entries(true),
-            ["fill", "select_staged"]
-        );
-        assert!(staged.tma);
-        let older = select_staged_shape(size, 80).unwrap().unwrap();
-        assert!(!older.tma);
-        let rendered = render(&op, &KernelSpec::new(KernelSet::Select(older))).unwrap();
-        compile(&rendered, &op.name, Target::Cubin(80)).unwrap();
     }
-    check(monoscan::Map::new("odd8", "(x & 1) ? 1u : 0u", |x: &u8| {
+    check(Map::new("odd8", "(x & 1) ? 1u : 0u", |x: &u8| {
         u32::from(x & 1)
     }));
-    check(monoscan::Map::new("neg16", "x < 0 ? 1u : 0u", |x: &i16| {
+    check(Map::new("neg16", "x < 0 ? 1u : 0u", |x: &i16| {
         u32::from(*x < 0)
     }));
-    check(monoscan::Map::new("neg32", "x < 0 ? 1u : 0u", |x: &i32| {
+    check(Map::new("neg32", "x < 0 ? 1u : 0u", |x: &i32| {
         u32::from(*x < 0)
     }));
-    check(monoscan::Map::new(
-        "pos64",
-        "x > 0.0 ? 1u : 0u",
-        |x: &f64| u32::from(*x > 0.0),
-    ));
-    check(monoscan::Map::new(
+    check(Map::new("pos64", "x > 0.0 ? 1u : 0u", |x: &f64| {
+        u32::from(*x > 0.0)
+    }));
+    check(Map::new(
         "small_mat",
         "x.m[0] < 30u ? 1u : 0u",
         |x: &Mat2| u32::from(x.m[0] < 30),
+    ));
+    check(Map::new(
+        "seg_head",
+        "x.flag != 0u ? 1u : 0u",
+        |x: &Flagged<AffineMap<f64>>| x.flag,
     ));
 }

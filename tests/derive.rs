@@ -7,9 +7,10 @@
 mod common;
 
 use common::gpu::{gpu, nvrtc, Rng};
-use monoscan::codegen::{render, tile_shape, KernelSet, KernelSpec, Purpose};
+use monoscan::codegen::{render, KernelSet, KernelSpec};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::Flagged;
+use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
 use monoscan::{cpu, Backend, CudaOp, Element, Monoid};
 use std::mem::{align_of, size_of};
 
@@ -118,7 +119,7 @@ fn definitions_mirror_the_fields() {
     let prims = Prims::cuda_definition();
     assert_eq!(
         prims,
-        monoscan::guarded_definition(
+        monoscan::__private::guarded_definition(
             "Prims",
             "struct Prims { unsigned char a; double b; short c; };"
         )
@@ -272,7 +273,8 @@ fn nvrtc_accepts_the_derived_layout() {
     }
     let op = Steps.cuda();
     assert_eq!((op.elem_size, op.elem_align), (24, 8));
-    let shape = |p| tile_shape(op.elem_size, 90, p).unwrap();
+    let limits = DeviceLimits::for_arch(90);
+    let shape = |p| policy::tile_shape(op.elem_size, &limits, &Tuning::default(), p).unwrap();
     for set in [
         KernelSet::TreeReduce { block: 256 },
         KernelSet::ReduceThenScan(shape(Purpose::Tiles)),

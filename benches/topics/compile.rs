@@ -2,14 +2,16 @@
 
 use criterion::Criterion;
 use monoscan::cache::{CacheConfig, KernelCache};
-use monoscan::codegen::{render, tile_shape, KernelSet, KernelSpec, Purpose};
+use monoscan::codegen::{render, KernelSet, KernelSpec};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::{Affine, Sum};
+use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
 use monoscan::{CudaOp, Monoid};
 
 fn sets(op: &CudaOp) -> Vec<(&'static str, KernelSet)> {
-    let sp = tile_shape(op.elem_size, 90, Purpose::SinglePass).unwrap();
-    let tiles = tile_shape(op.elem_size, 90, Purpose::Tiles).unwrap();
+    let (limits, tuning) = (DeviceLimits::for_arch(90), Tuning::default());
+    let shape = |p| policy::tile_shape(op.elem_size, &limits, &tuning, p).unwrap();
+    let (sp, tiles) = (shape(Purpose::SinglePass), shape(Purpose::Tiles));
     vec![
         ("single-pass", KernelSet::SinglePass(sp)),
         ("reduce", KernelSet::TiledReduce(tiles)),

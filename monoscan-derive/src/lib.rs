@@ -199,7 +199,7 @@ fn generate(input: &Input) -> TokenStream {
             format!("<{arg} as ::monoscan::Element>::cuda_name()")
         };
         name +=
-            &format!("__name.push('_');\n__name.push_str(&::monoscan::ident_fragment(&{text}));\n");
+            &format!("__name.push('_');\n__name.push_str(&::monoscan::__private::ident_fragment(&{text}));\n");
         args.push(arg);
     }
     let (impl_generics, ty_args) = match decls.is_empty() {
@@ -266,7 +266,7 @@ unsafe impl{impl_generics} ::monoscan::Element for {ident}{ty_args} {where_claus
         __body.push_str(" {{");
         {fields}
         __body.push_str(" }};");
-        __defs.push_str(&::monoscan::guarded_definition(&__name, &__body));
+        __defs.push_str(&::monoscan::__private::guarded_definition(&__name, &__body));
         __defs
     }}
 }}

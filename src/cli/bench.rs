@@ -3,9 +3,11 @@
 //! reductions) measured in the same run.
 
 use super::svg::{chart, Point};
+use super::tuning::TuningArgs;
 use super::{write_stdout, CliError};
-use monoscan::codegen::select_staged_shape;
+use monoscan::bench::Timer;
 use monoscan::ops::{Affine, AffineMap, Flagged, Max, Segmented, Sum};
+use monoscan::tuning::policy;
 use monoscan::{Algorithm, Gpu, Monoid};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -39,6 +41,13 @@ pub struct BenchArgs {
     /// Also draw bandwidth against size, with the copy bandwidth as the ceiling, as SVG.
     #[arg(long)]
     pub svg: Option<PathBuf>,
+    /// Microseconds the stream is held before each timed run, so that the events span the
+    /// GPU's work only (0: no hold; the events then also span the host's enqueue).
+    #[arg(long, default_value_t = Timer::DEFAULT_HOLD_US)]
+    pub hold_us: u64,
+    /// The kernels' tuning.
+    #[command(flatten)]
+    pub tuning: TuningArgs,
 }
 
 /// One measurement.
@@ -101,6 +110,7 @@ const SCAN_ALGOS: [Algorithm; 4] = [
 struct Ctx<'a> {
     gpu: &'a Gpu,
     args: &'a BenchArgs,
+    timer: Timer<'a>,
     rows: Vec<Row>,
     progress: Progress,
 }
@@ -129,7 +139,7 @@ impl Ctx<'_> {
         for &l in &sizes {
             let n = 1usize << l;
             let bytes = 2 * n * size;
-            let copy = self.gpu.time_copy(n * size, 3, self.args.reps)?.median_ms();
+            let copy = self.timer.copy(n * size)?.median_ms();
             let iv = input.slice(0..n);
             let mut ov = out.slice_mut(0..n);
             for algo in SCAN_ALGOS {
@@ -138,9 +148,7 @@ impl Ctx<'_> {
                 }
                 let scanner = self.gpu.scanner(m).algorithm(algo);
                 scanner.prepare()?;
-                let t = self
-                    .gpu
-                    .time(3, self.args.reps, || scanner.inclusive(&iv, &mut ov))?;
+                let t = self.timer.time(|| scanner.inclusive(&iv, &mut ov))?;
                 self.rows.push(Row {
                     case,
                     algorithm: algo.to_string(),
@@ -181,14 +189,16 @@ impl Ctx<'_> {
         drop(requests);
         for &l in &sizes {
             let n = 1usize << l;
-            let copy = self.gpu.time_copy(n * 4, 3, self.args.reps)?.median_ms();
+            let copy = self.timer.copy(n * 4)?.median_ms();
             if wanted(self.args, "compact-i32") {
                 // Into a buffer of n elements, as CUB's DeviceSelect writes: one fused pass,
                 // the count read back. An aligned input takes the staged kernel (sm_80 and
                 // newer), one that starts at the second element the register kernel.
                 let mut room = s.alloc_zeros::<i32>(n)?;
                 let mut count = s.alloc_zeros::<u32>(1)?;
-                let staged = select_staged_shape(4, self.gpu.info().cc)?.is_some();
+                let staged =
+                    policy::select_staged_shape(4, &self.gpu.info().limits, self.gpu.tuning())?
+                        .is_some();
                 let first = if staged {
                     "select staged"
                 } else {
@@ -202,7 +212,7 @@ impl Ctx<'_> {
                     (0, true, "select, count on device"),
                 ] {
                     let iv = input.slice(skip..skip + n);
-                    let t = self.gpu.time(2, self.args.reps, || {
+                    let t = self.timer.warmup(2).time(|| {
                         if on_device {
                             self.gpu
                                 .compact_into_counted(&iv, &keep, &mut room, &mut count)
@@ -225,11 +235,12 @@ impl Ctx<'_> {
             }
             if wanted(self.args, "alloc-u32") {
                 // 4 bytes read and 8 written per request: compare with a copy of as many bytes.
-                let copy12 = self.gpu.time_copy(n * 6, 3, self.args.reps)?.median_ms();
+                let copy12 = self.timer.copy(n * 6)?.median_ms();
                 let rv = reqs.slice(0..n);
-                let t = self.gpu.time(2, self.args.reps, || {
-                    self.gpu.allocation_offsets(&rv).map(|_| ())
-                })?;
+                let t = self
+                    .timer
+                    .warmup(2)
+                    .time(|| self.gpu.allocation_offsets(&rv).map(|_| ()))?;
                 self.rows.push(Row {
                     case: "alloc-u32",
                     algorithm: "offsets+total".into(),
@@ -259,17 +270,15 @@ impl Ctx<'_> {
         drop(xs);
         for &l in &sizes {
             let n = 1usize << l;
-            let read = self.gpu.time_read(n * 4, 3, self.args.reps)?.median_ms();
+            let read = self.timer.read_pass(n * 4)?.median_ms();
             let iv = input.slice(0..n);
             for (algo, name) in [
-                (Algorithm::BrentKung, "tree (seed notes)"),
+                (Algorithm::BrentKung, "tree (textbook)"),
                 (Algorithm::Auto, "tiled"),
             ] {
                 let scanner = self.gpu.scanner(&m).algorithm(algo);
                 scanner.prepare()?;
-                let t = self
-                    .gpu
-                    .time(3, self.args.reps, || scanner.reduce(&iv, &mut total))?;
+                let t = self.timer.time(|| scanner.reduce(&iv, &mut total))?;
                 self.rows.push(Row {
                     case,
                     algorithm: name.to_string(),
@@ -381,8 +390,14 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             known.join(", ")
         )));
     }
+    let tuning = args.tuning.tuning()?;
     let gpu = Gpu::new(0)
+        .and_then(|g| g.with_tuning(tuning))
         .map_err(|e| CliError::Runtime(format!("monoscan bench measures a GPU: {e}")))?;
+    let timer = Timer::new(&gpu)
+        .reps(args.reps)
+        .hold_us(args.hold_us)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     let info = gpu.info().clone();
     let count = |elem: usize| log2_sizes(args, elem).len();
     let mut total = 0;
@@ -403,6 +418,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     let mut ctx = Ctx {
         gpu: &gpu,
         args,
+        timer,
         rows: Vec::new(),
         progress: Progress {
             done: 0,
@@ -439,8 +455,8 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     }
 
     let mut text = format!(
-        "monoscan bench on {} (sm_{}, {} SMs, peak DRAM {} GB/s); bytes = read + write (read only for reductions); medians of {} runs\n",
-        info.name, info.cc, info.sm_count, info.mem_gbps, args.reps
+        "monoscan bench on {} (sm_{}, {} SMs, peak DRAM {} GB/s); bytes = read + write (read only for reductions); medians of {} runs after a {} us hold\ntuning: {}\n",
+        info.name, info.cc, info.sm_count, info.mem_gbps, args.reps, args.hold_us, gpu.tuning()
     );
     text += &format!(
         "{:<11} {:<18} {:>11} {:>11} {:>9} {:>11} {:>8}\n",
@@ -530,6 +546,8 @@ mod tests {
             algos: Vec::new(),
             csv: None,
             svg: None,
+            hold_us: 50,
+            tuning: Default::default(),
         }
     }
 

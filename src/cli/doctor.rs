@@ -58,12 +58,15 @@ pub fn doctor() -> Result<(), CliError> {
                                 true,
                                 &format!("device {ordinal}"),
                                 &format!(
-                                    "{} (sm_{}, {} SMs, {}, peak DRAM {} GB/s); kernels compile to {}",
+                                    "{} (sm_{}, {} SMs, {}, peak DRAM {} GB/s; shared memory {} KiB per block, {} KiB opted in, {} KiB per SM); kernels compile to {}",
                                     i.name,
                                     i.cc,
                                     i.sm_count,
                                     human_bytes(i.total_mem as u64),
                                     i.mem_gbps,
+                                    i.limits.shared_per_block / 1024,
+                                    i.limits.shared_per_block_optin / 1024,
+                                    i.limits.shared_per_sm / 1024,
                                     g.target().arch()
                                 ),
                             );
@@ -77,6 +80,15 @@ pub fn doctor() -> Result<(), CliError> {
     } else {
         out += &line(false, "devices", "none visible without a driver");
     }
+    // Tuning.
+    out += &line(
+        true,
+        "tuning",
+        &format!(
+            "{} (the defaults; `monoscan bench --help` lists the flags that change them)",
+            monoscan::tuning::Tuning::default()
+        ),
+    );
     // Cache.
     let cache = KernelCache::global();
     match cache.dir() {

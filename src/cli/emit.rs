@@ -2,7 +2,8 @@
 
 use super::dispatch::{dispatch, Dtype, Job, Op};
 use super::{value_name, write_stdout, CliError};
-use monoscan::codegen::{render, textbook_block, tile_shape, KernelSet, KernelSpec, Purpose};
+use monoscan::codegen::{render, KernelSet, KernelSpec};
+use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
 use monoscan::Monoid;
 use serde::Serialize;
 
@@ -21,7 +22,7 @@ pub enum Kernels {
     /// The staged single-pass scan: tiles copied into shared memory with cp.async (large
     /// aligned inputs on sm_80 and newer).
     Staged,
-    /// The seed notes' shared-memory tree reduction.
+    /// The textbook shared-memory tree reduction.
     ReduceTree,
     /// The tiled reduce.
     Reduce,
@@ -60,6 +61,11 @@ impl Job for Emit<'_> {
         let op = m.cuda();
         let size = op.elem_size;
         let arch = self.0.arch;
+        // The architecture's published limits: code generated without a device.
+        let limits = DeviceLimits::for_arch(arch);
+        let tuning = Tuning::default();
+        let textbook_block = |size| policy::textbook_block(size, &limits);
+        let tile_shape = |size, _arch, purpose| policy::tile_shape(size, &limits, &tuning, purpose);
         let set = match self.0.algo {
             Kernels::KoggeStone => KernelSet::KoggeStone {
                 block: textbook_block(size)?,
@@ -84,7 +90,7 @@ impl Job for Emit<'_> {
                         "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and a size that divides 16)"
                     )));
                 }
-                KernelSet::SinglePass(shape)
+                KernelSet::StagedScan(shape)
             }
         };
         let spec = KernelSpec {

@@ -1,9 +1,10 @@
 //! `monoscan lab`: every algorithm on the same input, checked, timed, and its combines counted
-//! by instrumented kernels, beside the seed notes' formulas.
+//! by instrumented kernels, beside the textbook formulas.
 
 use super::dispatch::{dispatch, Dtype, Job, Op};
 use super::{value_name, write_stdout, CliError};
-use monoscan::{lab, Gpu, Monoid};
+use monoscan::bench::lab;
+use monoscan::{Gpu, Monoid};
 use serde::Serialize;
 
 /// Arguments of `monoscan lab`.
@@ -72,7 +73,7 @@ impl Job for Lab<'_> {
                 r.combines
             );
         }
-        out += "formulas (seed notes): Kogge-Stone N log2 N - (N - 1); Brent-Kung 2N - 2 - log2 N (\"about 2N - 3\")\n";
+        out += "textbook formulas: Kogge-Stone N log2 N - (N - 1); Brent-Kung 2N - 2 - log2 N (\"about 2N - 3\")\n";
         Ok(out)
     }
 }

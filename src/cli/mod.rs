@@ -12,6 +12,7 @@ pub mod emit;
 pub mod lab;
 pub mod run;
 pub mod svg;
+pub mod tuning;
 
 use clap::{Parser, Subcommand};
 use serde::Serialize;

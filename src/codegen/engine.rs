@@ -5,11 +5,70 @@ use serde::Serialize;
 use std::sync::OnceLock;
 use tera::{Context, Tera};
 
-const TEMPLATES: [(&str, &str); 4] = [
+/// Every template, by the name families and includes use: the prelude, the operator struct,
+/// the shared pieces (`lib/*.cuh`) and one template per kernel family.
+const TEMPLATES: [(&str, &str); 19] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
-    ("textbook.cu", include_str!("../../templates/textbook.cu")),
-    ("tiled.cu", include_str!("../../templates/tiled.cu")),
+    (
+        "lib/textbook.cuh",
+        include_str!("../../templates/lib/textbook.cuh"),
+    ),
+    (
+        "lib/add_carry.cuh",
+        include_str!("../../templates/lib/add_carry.cuh"),
+    ),
+    ("lib/tile.cuh", include_str!("../../templates/lib/tile.cuh")),
+    (
+        "lib/tile_scan.cuh",
+        include_str!("../../templates/lib/tile_scan.cuh"),
+    ),
+    (
+        "lib/lookback.cuh",
+        include_str!("../../templates/lib/lookback.cuh"),
+    ),
+    (
+        "lib/staging.cuh",
+        include_str!("../../templates/lib/staging.cuh"),
+    ),
+    ("lib/tma.cuh", include_str!("../../templates/lib/tma.cuh")),
+    (
+        "tree_reduce.cu",
+        include_str!("../../templates/tree_reduce.cu"),
+    ),
+    (
+        "kogge_stone.cu",
+        include_str!("../../templates/kogge_stone.cu"),
+    ),
+    (
+        "brent_kung.cu",
+        include_str!("../../templates/brent_kung.cu"),
+    ),
+    (
+        "tiled_reduce.cu",
+        include_str!("../../templates/tiled_reduce.cu"),
+    ),
+    (
+        "reduce_then_scan.cu",
+        include_str!("../../templates/reduce_then_scan.cu"),
+    ),
+    ("one_tile.cu", include_str!("../../templates/one_tile.cu")),
+    (
+        "single_pass.cu",
+        include_str!("../../templates/single_pass.cu"),
+    ),
+    (
+        "staged_scan.cu",
+        include_str!("../../templates/staged_scan.cu"),
+    ),
+    (
+        "select_registers.cu",
+        include_str!("../../templates/select_registers.cu"),
+    ),
+    (
+        "select_staged.cu",
+        include_str!("../../templates/select_staged.cu"),
+    ),
 ];
 
 fn engine() -> Result<&'static Tera> {

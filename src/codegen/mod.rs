@@ -6,127 +6,16 @@
 //! so that two operators with the same name never collide.
 
 mod engine;
+mod families;
 mod op;
-mod prefetch;
-mod shape;
+mod spec;
 
-pub use prefetch::{prefetch_tiles, PrefetchPlan, PACE_SHARE, PACE_WAVES, PREFETCH_BYTES};
-pub use shape::{
-    select_shape, select_staged_shape, textbook_block, tile_shape, Purpose, StateLayout, TileShape,
-    SMEM_LIMIT,
-};
+pub use spec::{Entry, KernelSet, KernelSpec};
 
 use crate::error::{Error, Result};
 use crate::monoid::CudaOp;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-
-/// Which kernels a module holds. Modules are kept small (one algorithm each) so that a cold
-/// compile only pays for what a call needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KernelSet {
-    /// The seed notes' shared-memory reduction (`reduce_tree`), `block` threads per block.
-    TreeReduce {
-        /// Threads per block (a power of two).
-        block: u32,
-    },
-    /// Kogge-Stone block scans and the hierarchical add-back (`ks_scan`, `add_carry`).
-    KoggeStone {
-        /// Threads per block = elements per section (a power of two).
-        block: u32,
-    },
-    /// Brent-Kung block scans and the hierarchical add-back (`bk_scan`, `add_carry`).
-    BrentKung {
-        /// Threads per block; sections hold twice as many elements.
-        block: u32,
-    },
-    /// The tiled reduce (`reduce_tiles`).
-    TiledReduce(TileShape),
-    /// Reduce-then-scan (`tile_totals`, `tile_scan`): deterministic.
-    ReduceThenScan(TileShape),
-    /// The single-pass scan (`scan_single_pass`) and the one-tile scan (`tile_scan`).
-    SinglePass(TileShape),
-    /// The one-tile scan (`tile_scan`) alone, in a tile sized for small inputs: one launch
-    /// of one block that carries little padding.
-    OneTile(TileShape),
-    /// `combine_pairs`, for [`crate::verify`].
-    Check,
-    /// Stream compaction in one pass, the single-pass scan of the map's keep counts fused with
-    /// the scatter (u32 counts; operators with an input map only): `select_staged` (tile
-    /// copied into shared memory, sm_80 and newer) when the shape is staged, else
-    /// `select_mapped` (tile held in registers).
-    Select(TileShape),
-}
-
-impl KernelSet {
-    /// A short name for messages and cache listings.
-    pub fn name(&self) -> String {
-        match self {
-            KernelSet::TreeReduce { block } => format!("tree-reduce-b{block}"),
-            KernelSet::KoggeStone { block } => format!("kogge-stone-b{block}"),
-            KernelSet::BrentKung { block } => format!("brent-kung-b{block}"),
-            KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
-            KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
-            KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
-            KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
-            KernelSet::Check => "check".to_string(),
-            KernelSet::Select(s) => format!("select-{}", s.name()),
-        }
-    }
-
-    /// The entry points (without prefix) the module holds; `mapped` adds the `_mapped`
-    /// variants that an operator with an input map gets.
-    pub fn entries(&self, mapped: bool) -> Vec<&'static str> {
-        let base = self.plain_entries();
-        let mut out = base.to_vec();
-        if mapped {
-            out.extend(base.iter().filter_map(|e| match *e {
-                "reduce_tiles" => Some("reduce_tiles_mapped"),
-                "tile_totals" => Some("tile_totals_mapped"),
-                "tile_scan" => Some("tile_scan_mapped"),
-                "scan_single_pass" => Some("scan_single_pass_mapped"),
-                "scan_staged" => Some("scan_staged_mapped"),
-                _ => None,
-            }));
-        }
-        out
-    }
-
-    fn plain_entries(&self) -> &'static [&'static str] {
-        match self {
-            KernelSet::TreeReduce { .. } => &["fill", "reduce_tree"],
-            KernelSet::KoggeStone { .. } => &["fill", "ks_scan", "add_carry"],
-            KernelSet::BrentKung { .. } => &["fill", "bk_scan", "add_carry"],
-            KernelSet::TiledReduce(_) => &["fill", "reduce_tiles"],
-            KernelSet::ReduceThenScan(_) => &["fill", "tile_totals", "tile_scan"],
-            KernelSet::SinglePass(s) if s.staged => &["fill", "scan_staged"],
-            KernelSet::SinglePass(_) => &["fill", "scan_single_pass", "tile_scan"],
-            KernelSet::OneTile(_) => &["fill", "tile_scan"],
-            KernelSet::Check => &["fill", "combine_pairs"],
-            KernelSet::Select(s) if s.staged => &["fill", "select_staged"],
-            KernelSet::Select(_) => &["fill", "select_mapped"],
-        }
-    }
-}
-
-/// What to generate for one operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct KernelSpec {
-    /// The kernels.
-    pub set: KernelSet,
-    /// Count every combine in a device global (`ms_combine_count`): for `monoscan lab` only.
-    pub instrument: bool,
-}
-
-impl KernelSpec {
-    /// A normal (uninstrumented) module.
-    pub fn new(set: KernelSet) -> Self {
-        KernelSpec {
-            set,
-            instrument: false,
-        }
-    }
-}
 
 /// A rendered module.
 #[derive(Debug, Clone)]
@@ -140,9 +29,10 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// The entry point name of `kernel` (`reduce_tree`, `scan_single_pass`, ...).
-    pub fn entry(&self, kernel: &str) -> String {
-        format!("{}_{kernel}", self.prefix)
+    /// The symbol of `entry`, or of its `_mapped` variant when `mapped`
+    /// (`ms_sum_i32_1a2b3c4d_tile_scan`).
+    pub fn symbol(&self, entry: Entry, mapped: bool) -> String {
+        format!("{}_{}", self.prefix, entry.symbol(mapped))
     }
 
     /// Whether 1-based `line` lies inside one of the operator's snippets.
@@ -174,101 +64,6 @@ struct PreludeCtx<'a> {
     map_body: String,
 }
 
-#[derive(Serialize, Default)]
-struct BodyCtx<'a> {
-    prefix: &'a str,
-    block: u32,
-    items: u32,
-    layout: &'a str,
-    lookback: u32,
-    staged: bool,
-    tma: bool,
-    tma_state: usize,
-    /// Tensor copies per tile in the TMA form (`MS_TMA_BOXES`).
-    tma_boxes: u32,
-    /// Bytes of one tile's single-pass state (`MS_SLOT`).
-    state_slot: u64,
-    tma_min_blocks: u32,
-    swizzle: u32,
-    map: bool,
-    tree: bool,
-    ks: bool,
-    bk: bool,
-    reduce_tiles: bool,
-    tile_totals: bool,
-    tile_scan: bool,
-    single_pass: bool,
-    select: bool,
-    select_staged: bool,
-    select_tma: bool,
-}
-
-fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
-    let mut ctx = BodyCtx {
-        prefix,
-        map,
-        ..BodyCtx::default()
-    };
-    match set {
-        KernelSet::TreeReduce { block } => {
-            ctx.block = block;
-            ctx.tree = true;
-        }
-        KernelSet::KoggeStone { block } => {
-            ctx.block = block;
-            ctx.ks = true;
-        }
-        KernelSet::BrentKung { block } => {
-            ctx.block = block;
-            ctx.bk = true;
-        }
-        KernelSet::TiledReduce(s)
-        | KernelSet::ReduceThenScan(s)
-        | KernelSet::SinglePass(s)
-        | KernelSet::OneTile(s) => {
-            ctx.block = s.block;
-            ctx.items = s.items;
-            ctx.layout = s.layout.name();
-            ctx.lookback = s.lookback;
-            ctx.staged = s.staged;
-            ctx.tma = s.staged && s.tma;
-            ctx.tma_state = s.tma_state_bytes(elem_size);
-            ctx.tma_boxes = s.tma_boxes();
-            ctx.state_slot = s.layout.status_bytes(elem_size);
-            ctx.tma_min_blocks = s.staged_blocks_per_sm(elem_size);
-            ctx.swizzle = s.swizzle(elem_size);
-            ctx.reduce_tiles = matches!(set, KernelSet::TiledReduce(_));
-            ctx.tile_totals = matches!(set, KernelSet::ReduceThenScan(_));
-            ctx.tile_scan = !ctx.reduce_tiles && !s.staged;
-            ctx.single_pass = matches!(set, KernelSet::SinglePass(_));
-        }
-        KernelSet::Select(s) => {
-            ctx.block = s.block;
-            ctx.items = s.items;
-            ctx.layout = s.layout.name();
-            ctx.lookback = s.lookback;
-            ctx.swizzle = s.swizzle(elem_size);
-            // The look-back lives in the single-pass section; the register scan it also
-            // emits is not loaded.
-            ctx.single_pass = true;
-            ctx.select = true;
-            ctx.select_staged = s.staged;
-            ctx.select_tma = s.staged && s.tma;
-            // The select kernels look back over u32 keep counts.
-            ctx.state_slot = s.layout.status_bytes(4);
-        }
-        KernelSet::Check => {}
-    }
-    let template = match set {
-        KernelSet::Check => return Ok(String::new()),
-        KernelSet::TreeReduce { .. }
-        | KernelSet::KoggeStone { .. }
-        | KernelSet::BrentKung { .. } => "textbook.cu",
-        _ => "tiled.cu",
-    };
-    engine::render(template, &ctx)
-}
-
 /// The entry-point prefix of `op`: its name made an identifier, and a hash of its definition.
 pub fn prefix(op: &CudaOp) -> String {
     let mut name = crate::element::ident_fragment(&op.name);
@@ -279,8 +74,8 @@ pub fn prefix(op: &CudaOp) -> String {
 }
 
 /// The module of operator-independent kernels (`templates/baseline.cu`): the read-only pass a
-/// reduce is compared with, and the hold that `Gpu::time` queues before each timed run. Its
-/// entries are `monoscan_read_pass` and `monoscan_hold`.
+/// reduce is compared with, and the hold that [`crate::bench::Timer`] queues before each timed
+/// run. Its entries are `monoscan_read_pass` and `monoscan_hold`.
 pub fn baseline() -> Rendered {
     Rendered {
         source: include_str!("../../templates/baseline.cu").to_string(),
@@ -321,22 +116,22 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             }),
         },
     )?;
-    if let KernelSet::Select(_) = spec.set {
+    if let KernelSet::Select(_) | KernelSet::SelectStaged(_) = spec.set {
         if op.input.is_none() || op.elem_size != 4 {
             return Err(Error::invalid(
                 "the select kernel needs an operator of 4-byte counts with an input map",
             ));
         }
     }
-    if let (KernelSet::SinglePass(shape), Some(map)) = (spec.set, op.input.as_ref()) {
-        if shape.staged && map.in_size != op.elem_size {
+    if let (KernelSet::StagedScan(_), Some(map)) = (spec.set, op.input.as_ref()) {
+        if map.in_size != op.elem_size {
             return Err(Error::invalid(format!(
                 "the staged scan maps in place: input `{}` ({} bytes) and element `{}` ({} bytes) differ in size",
                 map.in_type, map.in_size, op.elem, op.elem_size
             )));
         }
     }
-    let body = body(&prefix, spec.set, op.input.is_some(), op.elem_size)?;
+    let body = families::body(&prefix, spec.set, op.input.is_some(), op.elem_size)?;
     let source = format!("{prelude}\n{body}");
     let snippet_lines = snippet_lines(&source);
     Ok(Rendered {
@@ -391,8 +186,8 @@ pub fn numbered(source: &str, around: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monoid::Monoid;
     use crate::ops::{MatMulMod, Sum};
-    use crate::Monoid;
 
     fn textbook() -> KernelSpec {
         KernelSpec::new(KernelSet::TreeReduce { block: 256 })

@@ -157,8 +157,8 @@ pub fn render(op: &CudaOp) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monoid::Monoid;
     use crate::ops::{Segmented, Sum};
-    use crate::Monoid;
 
     #[test]
     fn nested_operators_become_nested_structs() {

@@ -1,6 +1,7 @@
 //! Opening a device: driver present, device present, its properties.
 
 use crate::error::{Error, Result};
+use crate::tuning::DeviceLimits;
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, DriverError};
 use std::sync::Arc;
@@ -21,6 +22,8 @@ pub struct DeviceInfo {
     /// Peak DRAM bandwidth in GB/s, from the memory clock and bus width the driver reports
     /// (0 where it reports none).
     pub mem_gbps: u32,
+    /// Shared memory and threads per block and per SM, as the driver reports them.
+    pub limits: DeviceLimits,
 }
 
 /// Whether the CUDA driver library can be loaded at all (never panics).
@@ -44,7 +47,7 @@ pub fn device_count() -> Result<usize> {
 }
 
 /// Opens the primary context of device `ordinal`.
-pub fn open(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo)> {
+pub(crate) fn open(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo)> {
     let available = device_count()?;
     if ordinal >= available {
         return Err(Error::NoDevice {
@@ -68,7 +71,7 @@ pub fn open(ordinal: usize) -> Result<(Arc<CudaContext>, DeviceInfo)> {
 /// `cuMemAllocAsync`) then reuse pool memory: without this, a call that allocates and frees a
 /// gigabyte of temporaries (compaction, allocation offsets, host-slice scans) pays for mapping
 /// the pages again each time, several milliseconds. Best effort: an error leaves the default.
-pub fn keep_pool_memory(ctx: &Arc<CudaContext>) {
+pub(crate) fn keep_pool_memory(ctx: &Arc<CudaContext>) {
     use cudarc::driver::sys;
     if ctx.bind_to_thread().is_err() {
         return;
@@ -92,7 +95,7 @@ pub fn keep_pool_memory(ctx: &Arc<CudaContext>) {
 }
 
 /// Reads the properties of the context's device.
-pub fn info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
+pub(crate) fn info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
     let (major, minor) = ctx.compute_capability()?;
     let sm_count = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     // An attribute the driver does not report only leaves the bandwidth unknown.
@@ -102,14 +105,54 @@ pub fn info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
     let bus_bits = ctx
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
         .unwrap_or(0);
+    let cc = (major * 10 + minor) as u32;
     Ok(DeviceInfo {
         ordinal: ctx.ordinal(),
         name: ctx.name()?,
-        cc: (major * 10 + minor) as u32,
+        cc,
         sm_count: sm_count.max(1) as u32,
         total_mem: ctx.total_mem()?,
         mem_gbps: peak_gbps(clock_khz, bus_bits),
+        limits: limits(ctx, cc),
     })
+}
+
+/// The device's shared-memory and thread limits; an attribute the driver does not report keeps
+/// the architecture's published figure.
+fn limits(ctx: &Arc<CudaContext>, cc: u32) -> DeviceLimits {
+    let published = DeviceLimits::for_arch(cc);
+    let read = |attr, fallback: u32| {
+        ctx.attribute(attr)
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|&v| v > 0)
+            .unwrap_or(fallback)
+    };
+    use CUdevice_attribute as A;
+    DeviceLimits {
+        cc,
+        shared_per_block: read(
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            published.shared_per_block,
+        ),
+        shared_per_block_optin: read(
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            published.shared_per_block_optin,
+        ),
+        shared_per_sm: read(
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            published.shared_per_sm,
+        ),
+        reserved_shared_per_block: ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(published.reserved_shared_per_block),
+        threads_per_sm: read(
+            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            published.threads_per_sm,
+        ),
+    }
 }
 
 /// Peak DRAM bandwidth in GB/s of a memory clock of `clock_khz` on a bus of `bus_bits`: two
@@ -124,7 +167,7 @@ pub(crate) fn peak_gbps(clock_khz: i32, bus_bits: i32) -> u32 {
 }
 
 /// Maps an allocation failure to [`Error::OutOfMemory`] with the device's free memory.
-pub fn alloc_error(ctx: &Arc<CudaContext>, requested: usize, e: DriverError) -> Error {
+pub(crate) fn alloc_error(ctx: &Arc<CudaContext>, requested: usize, e: DriverError) -> Error {
     if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         let (free, total) = ctx.mem_get_info().unwrap_or((0, 0));
         Error::OutOfMemory {

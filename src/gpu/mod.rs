@@ -1,132 +1,45 @@
-//! GPU execution: a device, its stream, its kernel modules and its scratch memory.
+//! GPU execution: [`Gpu`], a device with its stream, kernel modules, tuning and scratch memory.
 //!
-//! [`Gpu`] owns a cudarc context and stream for one device. [`Gpu::scanner`] gives a
-//! [`Scanner`] for one operator, which scans and reduces device buffers (stream-ordered, no
-//! synchronisation); [`Gpu`] also implements [`crate::Backend`] for host slices.
+//! [`Gpu`] is defined, with every one of its methods, in this file. [`Gpu::scanner`] gives a
+//! [`Scanner`] (`scanner.rs`) for one operator, which scans and reduces device buffers
+//! (stream-ordered, no synchronisation) through the strategies of `scan.rs` and `reduce.rs`,
+//! which launch the operator's kernels (`kernels.rs`: shapes and loaded modules, `module.rs`:
+//! one loaded module); compaction's kernels are driven from `compact.rs`; `host.rs` implements
+//! [`crate::Backend`] for host slices; `launch/` holds every kernel launch, `scratch.rs` the
+//! scratch memory, `device.rs` device discovery.
 
-mod bandwidth;
 mod compact;
 mod device;
 mod host;
-mod launch;
+mod kernels;
+pub(crate) mod launch;
+mod module;
 mod reduce;
 mod scan;
 mod scanner;
 mod scratch;
-mod timing;
 
 pub use device::{device_count, driver_present, DeviceInfo};
+pub use module::KernelInfo;
 pub use scanner::{MappedScanner, Scanner};
-pub use timing::Timing;
 
 use crate::cache::KernelCache;
-use crate::codegen::{KernelSet, KernelSpec};
-use crate::error::{Error, Result};
+use crate::codegen::{self, KernelSpec};
+use crate::element::Element;
+use crate::error::Result;
 use crate::jit::{self, Target};
-use crate::monoid::CudaOp;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use crate::map::Map;
+use crate::monoid::{CudaOp, Monoid};
+use crate::tuning::Tuning;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, ValidAsZeroBits,
+};
 use cudarc::nvrtc::Ptx;
+use module::Loaded;
 use scratch::Scratch;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-/// A loaded module: its functions by entry name (without prefix).
-#[derive(Debug)]
-pub(crate) struct Loaded {
-    functions: HashMap<&'static str, CudaFunction>,
-    /// How each entry with dynamic shared memory launches (entries without it are absent).
-    launches: HashMap<&'static str, EntryLaunch>,
-    pub(crate) module: Arc<CudaModule>,
-}
-
-/// How an entry with dynamic shared memory (a staged kernel) launches, fixed when its module
-/// is loaded.
-#[derive(Debug, Clone, Copy)]
-struct EntryLaunch {
-    /// Dynamic shared memory per block, in bytes ([`dynamic_smem`]).
-    dynamic_smem: u32,
-    /// Blocks the whole device holds at once (the first wave of a launch), from the driver's
-    /// occupancy at the entry's threads and shared memory.
-    resident: u32,
-}
-
-/// What a compiled kernel uses, as the driver reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelInfo {
-    /// The kernel set and entry (`single-pass-b256x32x1-packed64 scan_single_pass`).
-    pub name: String,
-    /// Registers per thread.
-    pub registers: i32,
-    /// Local memory (spills, stack) per thread, in bytes.
-    pub local_bytes: i32,
-    /// Static shared memory per block, in bytes.
-    pub shared_bytes: i32,
-    /// Dynamic shared memory per block the kernel is launched with, in bytes (the staged
-    /// kernels' tile buffers).
-    pub dynamic_shared_bytes: u32,
-    /// Resident blocks per SM at `threads` threads and `dynamic_shared_bytes` per block.
-    pub blocks_per_sm: u32,
-    /// Threads per block the kernel is launched with.
-    pub threads: u32,
-}
-
-impl Loaded {
-    /// Reads and clears the instrumented builds' combine counter (`ms_combine_count`).
-    pub(crate) fn take_combine_count(&self, stream: &Arc<CudaStream>) -> Result<u64> {
-        let mut global = self.module.get_global("ms_combine_count", stream)?;
-        let mut bytes = [0u8; 8];
-        stream.memcpy_dtoh(&global, &mut bytes)?;
-        stream.memcpy_htod(&[0u8; 8], &mut global)?;
-        stream.synchronize()?;
-        Ok(u64::from_le_bytes(bytes))
-    }
-
-    pub(crate) fn function(&self, entry: &str) -> Result<&CudaFunction> {
-        self.functions.get(entry).ok_or_else(|| {
-            Error::invalid(format!("internal: kernel `{entry}` missing from module"))
-        })
-    }
-
-    /// Dynamic shared memory that `entry` launches with, in bytes (0 for all but the staged
-    /// kernels).
-    pub(crate) fn dynamic_smem(&self, entry: &str) -> u32 {
-        self.launches.get(entry).map_or(0, |l| l.dynamic_smem)
-    }
-
-    /// Blocks of `entry` resident on the whole device at once (0 for kernels without dynamic
-    /// shared memory, which do not prefetch).
-    pub(crate) fn resident(&self, entry: &str) -> u32 {
-        self.launches.get(entry).map_or(0, |l| l.resident)
-    }
-}
-
-/// Threads per block of the kernels of `set`.
-pub(crate) fn set_threads(set: KernelSet) -> u32 {
-    match set {
-        KernelSet::TreeReduce { block }
-        | KernelSet::KoggeStone { block }
-        | KernelSet::BrentKung { block } => block,
-        KernelSet::TiledReduce(s)
-        | KernelSet::ReduceThenScan(s)
-        | KernelSet::SinglePass(s)
-        | KernelSet::OneTile(s)
-        | KernelSet::Select(s) => s.block,
-        KernelSet::Check => 256,
-    }
-}
-
-/// Dynamic shared memory that `entry` of `set` launches with for `op`: the staged kernels'
-/// tiles (and the TMA form's block state); 0 for the others.
-fn dynamic_smem(set: KernelSet, entry: &str, op: &CudaOp) -> usize {
-    let in_size = op.input.as_ref().map_or(op.elem_size, |m| m.in_size);
-    match set {
-        KernelSet::SinglePass(s) if entry.starts_with("scan_staged") => {
-            s.staged_smem_bytes(op.elem_size)
-        }
-        KernelSet::Select(s) if entry == "select_staged" => s.tile_bytes(in_size),
-        _ => 0,
-    }
-}
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One CUDA device, ready to scan.
 ///
@@ -150,6 +63,7 @@ pub struct Gpu {
     info: DeviceInfo,
     target: Target,
     cache: Arc<KernelCache>,
+    tuning: Tuning,
     modules: Mutex<HashMap<(CudaOp, KernelSpec), Arc<Loaded>>>,
     scratch: Mutex<Scratch>,
     /// The floors' and the timer's kernels (`templates/baseline.cu`), loaded on first use.
@@ -162,6 +76,7 @@ impl std::fmt::Debug for Gpu {
         f.debug_struct("Gpu")
             .field("info", &self.info)
             .field("target", &self.target)
+            .field("tuning", &self.tuning)
             .field("deterministic", &self.deterministic)
             .finish()
     }
@@ -169,8 +84,9 @@ impl std::fmt::Debug for Gpu {
 
 impl Gpu {
     /// Opens device `ordinal` with the process-wide kernel cache
-    /// ([`crate::cache::CacheConfig::from_env`]). Fails with [`Error::NoDriver`],
-    /// [`Error::NoDevice`] or [`Error::NoNvrtc`] when the stack is missing.
+    /// ([`crate::cache::CacheConfig::from_env`]) and the default [`Tuning`]. Fails with
+    /// [`crate::Error::NoDriver`], [`crate::Error::NoDevice`] or [`crate::Error::NoNvrtc`]
+    /// when the stack is missing.
     pub fn new(ordinal: usize) -> Result<Gpu> {
         Gpu::with_cache(ordinal, KernelCache::global())
     }
@@ -196,11 +112,36 @@ impl Gpu {
             info,
             target,
             cache,
+            tuning: Tuning::default(),
             modules: Mutex::new(HashMap::new()),
             scratch: Mutex::new(Scratch::default()),
             baseline: Mutex::new(None),
             deterministic: false,
         })
+    }
+
+    /// Uses `tuning` for every later call (after [`Tuning::validate`]; shapes are checked
+    /// against the device when a call first needs them).
+    ///
+    /// ```
+    /// use monoscan::{Backend, Gpu, ops::Sum, tuning::{Pace, Tuning}};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let gpu = gpu.with_tuning(Tuning { tma: false, pace: Pace::Off, ..Tuning::default() })?;
+    /// let xs: Vec<u32> = (1..=100_000).collect();
+    /// assert_eq!(gpu.reduce(&Sum::new(), &xs)?, 5_000_050_000u64 as u32);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_tuning(mut self, tuning: Tuning) -> Result<Self> {
+        tuning.validate()?;
+        self.tuning = tuning;
+        Ok(self)
+    }
+
+    /// The tuning every call uses.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 
     /// In deterministic mode, `Algorithm::Auto` scans use the reduce-then-scan path, whose
@@ -248,8 +189,162 @@ impl Gpu {
     }
 
     /// A scanner for `m` with [`crate::Algorithm::Auto`].
-    pub fn scanner<'a, M: crate::Monoid>(&'a self, m: &'a M) -> Scanner<'a, M> {
+    pub fn scanner<'a, M: Monoid>(&'a self, m: &'a M) -> Scanner<'a, M> {
         Scanner::new(self, m)
+    }
+
+    /// Keeps the elements of `input` that `keep` maps to nonzero (any nonzero value keeps), in
+    /// order; returns them and how many there are.
+    ///
+    /// One fused pass ([`Gpu::compact_into`]) into a buffer of `input.len()` elements, the
+    /// count read back (one synchronisation), then the kept elements copied into a buffer of
+    /// exactly that length. Use [`Gpu::compact_into`] to keep the input-sized buffer and skip
+    /// the copy.
+    ///
+    /// ```
+    /// use monoscan::{Gpu, Map};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let even = Map::new("even", "(x % 2 == 0) ? 1u : 0u", |x: &i32| u32::from(x % 2 == 0));
+    /// let xs = gpu.stream().clone_htod(&[1, 2, 3, 4, 6, 7])?;
+    /// let (kept, count) = gpu.compact(&xs, &even)?;
+    /// assert_eq!(count, 3);
+    /// assert_eq!(gpu.stream().clone_dtoh(&kept)?, [2, 4, 6]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compact<T: Element, I: DevicePtr<T>>(
+        &self,
+        input: &I,
+        keep: &Map<T, u32>,
+    ) -> Result<(CudaSlice<T>, u64)> {
+        let mut room = launch::alloc_for_writes::<T>(&self.stream, input.len())?;
+        let count = self.compact_into(input, keep, &mut room)? as usize;
+        let mut out = launch::alloc_for_writes::<T>(&self.stream, count)?;
+        if count > 0 {
+            self.stream.memcpy_dtod(&room.slice(..count), &mut out)?;
+        }
+        Ok((out, count as u64))
+    }
+
+    /// Stream compaction into `output`, which must have room for every element of `input`:
+    /// writes the elements that `keep` maps to nonzero, in order, to the front of `output`
+    /// and returns how many (the count is read back: one synchronisation). The rest of
+    /// `output` is left as it was.
+    ///
+    /// One kernel reads each element once and writes each kept element once: the single-pass
+    /// scan of the keep counts with the scatter fused into it (each warp writes its kept
+    /// elements as one contiguous run).
+    ///
+    /// ```
+    /// use monoscan::{Gpu, Map};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let positive = Map::new("positive", "x > 0.0f ? 1u : 0u", |x: &f32| u32::from(*x > 0.0));
+    /// let xs = gpu.stream().clone_htod(&[0.5f32, -1.0, 2.0, 0.0])?;
+    /// let mut out = gpu.stream().clone_htod(&[0.0f32; 4])?;
+    /// let count = gpu.compact_into(&xs, &positive, &mut out)?;
+    /// assert_eq!(count, 2);
+    /// assert_eq!(gpu.stream().clone_dtoh(&out)?[..2], [0.5, 2.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compact_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &self,
+        input: &I,
+        keep: &Map<T, u32>,
+        output: &mut O,
+    ) -> Result<u64> {
+        // Written by the last tile, or zeroed for an empty input.
+        let mut count = launch::alloc_for_writes::<u32>(&self.stream, 1)?;
+        self.compact_into_counted(input, keep, output, &mut count)?;
+        Ok(u64::from(self.stream.clone_dtoh(&count)?[0]))
+    }
+
+    /// [`Gpu::compact_into`] without the synchronisation: queues the compaction on this GPU's
+    /// stream and leaves the number of kept elements in `count[0]` on the device, as CUB's
+    /// `DeviceSelect` does, for work that reads it on the GPU.
+    ///
+    /// ```
+    /// use monoscan::{Gpu, Map};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let even = Map::new("even", "(x & 1) == 0 ? 1u : 0u", |x: &i32| u32::from(x & 1 == 0));
+    /// let xs = gpu.stream().clone_htod(&[1, 2, 3, 4, 6])?;
+    /// let mut out = gpu.stream().alloc_zeros::<i32>(5)?;
+    /// let mut count = gpu.stream().alloc_zeros::<u32>(1)?;
+    /// gpu.compact_into_counted(&xs, &even, &mut out, &mut count)?;
+    /// assert_eq!(gpu.stream().clone_dtoh(&count)?, [3]);
+    /// assert_eq!(gpu.stream().clone_dtoh(&out)?[..3], [2, 4, 6]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compact_into_counted<T, I, O, C>(
+        &self,
+        input: &I,
+        keep: &Map<T, u32>,
+        output: &mut O,
+        count: &mut C,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+        C: DevicePtrMut<u32>,
+    {
+        compact::select(self, input, keep, output, count)
+    }
+
+    /// Allocation offsets: the exclusive scan of per-item `requests` (sizes; zeros allowed),
+    /// widened to 64 bits inside the kernel, and the total (read back: one synchronisation).
+    /// Item `i` owns `offsets[i] .. offsets[i] + requests[i]` of a buffer of `total` elements.
+    pub fn allocation_offsets<I: DevicePtr<u32>>(
+        &self,
+        requests: &I,
+    ) -> Result<(CudaSlice<u64>, u64)> {
+        compact::allocation_offsets(self, requests)
+    }
+
+    /// A copy of `xs` on the device (an out-of-memory error names the device's free memory).
+    pub(crate) fn upload<T: DeviceRepr>(&self, xs: &[T]) -> Result<CudaSlice<T>> {
+        let bytes = std::mem::size_of_val(xs);
+        self.stream
+            .clone_htod(xs)
+            .map_err(|e| device::alloc_error(&self.ctx, bytes, e))
+    }
+
+    /// `n` zeroed elements on the device (an out-of-memory error names the device's free
+    /// memory).
+    pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, n: usize) -> Result<CudaSlice<T>> {
+        let bytes = n.saturating_mul(std::mem::size_of::<T>());
+        self.stream
+            .alloc_zeros(n)
+            .map_err(|e| device::alloc_error(&self.ctx, bytes, e))
+    }
+
+    /// `[a[0] ⊕ b[0], ..., a[n-1] ⊕ b[n-1], identity]` computed by the generated CUDA (for
+    /// [`crate::verify`]).
+    pub(crate) fn combine_on_device<M: Monoid>(
+        &self,
+        m: &M,
+        a: &[M::Elem],
+        b: &[M::Elem],
+    ) -> Result<Vec<M::Elem>> {
+        let k = kernels::OpKernels::new(self, m).kernels(crate::codegen::KernelSet::Check)?;
+        let da = self.upload(a)?;
+        let db = self.upload(b)?;
+        let mut init = a.to_vec();
+        init.push(m.identity());
+        let mut out = self.upload(&init)?;
+        {
+            let s = &self.stream;
+            let (pa, _g1) = launch::input(&da, s);
+            let (pb, _g2) = launch::input(&db, s);
+            let (po, _g3) = launch::output(&mut out, s);
+            // SAFETY: `k` is the check module of `m`'s operator, whose elements are M::Elem.
+            unsafe { launch::combine_pairs(s, &k, pa, pb, po) }?;
+        }
+        Ok(self.stream.clone_dtoh(&out)?)
     }
 
     /// Loads a compiled image (CUBIN, or PTX text, as this Gpu's target makes) as a module.
@@ -269,50 +364,38 @@ impl Gpu {
         }
         let compiled = self.cache.get(op, spec, self.target)?;
         let module = self.load_image(compiled.compiled.image.clone())?;
-        let mut functions = HashMap::new();
-        let mut launches = HashMap::new();
-        for entry in spec.set.entries(op.input.is_some()) {
-            let f = module.load_function(&compiled.rendered.entry(entry))?;
-            let dynamic = dynamic_smem(spec.set, entry, op);
-            if dynamic > 0 {
-                if matches!(spec.set, KernelSet::SinglePass(_)) {
-                    // The staged buffers are dynamic shared memory beyond the default 48 KiB.
-                    f.set_attribute(
-                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        i32::try_from(dynamic).unwrap_or(i32::MAX),
-                    )?;
-                }
-                let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
-                    set_threads(spec.set),
-                    dynamic,
-                    None,
-                )?;
-                launches.insert(
-                    entry,
-                    EntryLaunch {
-                        dynamic_smem: u32::try_from(dynamic).unwrap_or(u32::MAX),
-                        resident: per_sm * self.info.sm_count,
-                    },
-                );
-            }
-            functions.insert(entry, f);
-        }
-        let loaded = Arc::new(Loaded {
-            functions,
-            launches,
+        let loaded = Arc::new(Loaded::new(
             module,
-        });
+            &compiled.rendered,
+            op,
+            spec,
+            self.info.sm_count,
+        )?);
         self.lock_modules().insert(key, loaded.clone());
         Ok(loaded)
     }
 
-    fn lock_modules(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(CudaOp, KernelSpec), Arc<Loaded>>> {
+    /// Entry `name` of `templates/baseline.cu` (the read pass, the timer's hold), compiled
+    /// and loaded once per Gpu.
+    pub(crate) fn baseline_function(&self, name: &str) -> Result<CudaFunction> {
+        let mut slot = self.baseline.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match slot.as_ref() {
+            Some(m) => m.clone(),
+            None => {
+                let compiled = jit::compile(&codegen::baseline(), "baseline kernels", self.target)?;
+                let m = self.load_image(compiled.image)?;
+                *slot = Some(m.clone());
+                m
+            }
+        };
+        Ok(module.load_function(name)?)
+    }
+
+    fn lock_modules(&self) -> MutexGuard<'_, HashMap<(CudaOp, KernelSpec), Arc<Loaded>>> {
         self.modules.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn lock_scratch(&self) -> std::sync::MutexGuard<'_, Scratch> {
+    pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, Scratch> {
         self.scratch.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

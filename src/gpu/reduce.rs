@@ -1,102 +1,127 @@
-//! Reductions on raw device addresses.
+//! The reduction strategies of a [`super::Scanner`]: the textbook tree reduction and the tiled
+//! reduce.
 
-use super::launch;
-use super::scanner::Scanner;
-use super::scratch::bytes_for;
+use super::kernels::OpKernels;
+use super::launch::{self, DevSlice};
+use super::scratch::{bytes_for, levels};
 use crate::algorithm::Algorithm;
-use crate::codegen::{KernelSet, Purpose};
-use crate::error::Result;
+use crate::codegen::KernelSet;
+use crate::error::{Error, Result};
 use crate::monoid::Monoid;
+use crate::tuning::Purpose;
 
 /// Blocks of the tiled reduce per SM: enough to hide latency, few enough that the second pass
 /// fits one tile.
 const BLOCKS_PER_SM: u64 = 4;
 
-impl<M: Monoid> Scanner<'_, M> {
-    /// Reduces `n` elements at `inp` into `out[0]`.
-    pub(crate) fn reduce_raw(&self, inp: u64, n: u64, out: u64) -> Result<()> {
-        match self.algorithm {
-            Algorithm::KoggeStone | Algorithm::BrentKung if self.mapped => {
-                Err(crate::Error::invalid(
-                    "fused input maps run on the tiled reduce (auto, hierarchical, single-pass)",
-                ))
-            }
-            Algorithm::KoggeStone | Algorithm::BrentKung => self.reduce_tree(inp, n, out),
-            _ => self.reduce_tiled(inp, n, out),
+/// Reduces `inp` (of `In`: the operator's elements, or a mapped scanner's input type) into
+/// `out[0]`.
+pub(super) fn reduce<M: Monoid, In: crate::element::Element>(
+    sc: &OpKernels<M>,
+    algorithm: Algorithm,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+) -> Result<()> {
+    let out = out
+        .prefix(1)
+        .ok_or_else(|| Error::invalid("the total buffer must hold at least one element"))?;
+    match algorithm {
+        Algorithm::KoggeStone | Algorithm::BrentKung if sc.mapped => Err(Error::invalid(
+            "fused input maps run on the tiled reduce (auto, hierarchical, single-pass)",
+        )),
+        Algorithm::KoggeStone | Algorithm::BrentKung => {
+            let inp = inp
+                .retype::<M::Elem>()
+                .ok_or_else(|| Error::invalid("internal: an unmapped reduce of another type"))?;
+            tree(sc, inp, out)
         }
+        _ => tiled(sc, inp, out),
     }
+}
 
-    /// The seed notes' reduction, launched until one value is left.
-    fn reduce_tree(&self, inp: u64, n: u64, out: u64) -> Result<()> {
-        let block = self.textbook_block()?;
-        let set = KernelSet::TreeReduce { block };
-        if n == 0 {
-            return self.fill(set, out, 1, self.m.identity());
-        }
-        let k = self.kernels(set)?;
-        let f = k.function("reduce_tree")?;
-        let per_block = 2 * u64::from(block);
-        let lv = super::scan::levels(n, per_block);
-        let stream = &self.gpu.stream;
-        let mut scratch = self.gpu.lock_scratch();
-        let mut carve = scratch.carve(
-            stream,
-            bytes_for(lv.iter().sum(), self.op.elem_size, lv.len() as u64),
-        )?;
-        let (mut src, mut len) = (inp, n);
-        loop {
-            let blocks = len.div_ceil(per_block);
-            let dst = if blocks == 1 {
-                out
-            } else {
-                carve.take(blocks, self.op.elem_size)?
-            };
-            launch::reduce_tree(stream, f, block, src, dst, len)?;
-            if blocks == 1 {
-                return Ok(());
-            }
-            (src, len) = (dst, blocks);
-        }
+/// The textbook tree reduction, launched until one value is left.
+fn tree<M: Monoid>(
+    sc: &OpKernels<M>,
+    inp: DevSlice<M::Elem>,
+    out: DevSlice<M::Elem>,
+) -> Result<()> {
+    let set = KernelSet::TreeReduce {
+        block: sc.textbook_block()?,
+    };
+    let n = inp.len();
+    if n == 0 {
+        return sc.fill(set, out, sc.m.identity());
     }
+    let k = sc.kernels(set)?;
+    let per_block = 2 * u64::from(set.threads());
+    let lv = levels(n, per_block);
+    let stream = &sc.gpu.stream;
+    let mut scratch = sc.gpu.lock_scratch();
+    let mut carve = scratch.carve(
+        stream,
+        bytes_for(lv.iter().sum(), sc.op.elem_size, lv.len() as u64),
+    )?;
+    let mut src = inp;
+    loop {
+        let len = src.len();
+        let blocks = len.div_ceil(per_block);
+        let dst = if blocks == 1 {
+            out
+        } else {
+            carve.take::<M::Elem>(blocks)?
+        };
+        // SAFETY: `k` is this scanner's tree-reduce module, rendered for M::Elem.
+        unsafe { launch::reduce_tree(stream, &k, src, dst, len) }?;
+        if blocks == 1 {
+            return Ok(());
+        }
+        src = dst;
+    }
+}
 
-    /// A persistent grid folds contiguous runs of tiles into per-block partials, in order;
-    /// then one block folds the partials.
-    fn reduce_tiled(&self, inp: u64, n: u64, out: u64) -> Result<()> {
-        let shape = self.shape(Purpose::Tiles)?;
-        let set = KernelSet::TiledReduce(shape);
-        if n == 0 {
-            return self.fill(set, out, 1, self.m.identity());
+/// A persistent grid folds contiguous runs of tiles into per-block partials, in order; then
+/// one block folds the partials.
+fn tiled<M: Monoid, In: crate::element::Element>(
+    sc: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+) -> Result<()> {
+    let shape = sc.shape(Purpose::Tiles)?;
+    let set = KernelSet::TiledReduce(shape);
+    let n = inp.len();
+    if n == 0 {
+        return sc.fill(set, out, sc.m.identity());
+    }
+    let k = sc.kernels(set)?;
+    let tile = shape.tile();
+    let max_blocks = (u64::from(sc.gpu.info.sm_count) * BLOCKS_PER_SM).min(tile);
+    let stream = &sc.gpu.stream;
+    // The first pass reads the caller's input (through the map, if any).
+    let tiles = n.div_ceil(tile);
+    if tiles == 1 {
+        // SAFETY: `k` is this scanner's module, rendered for M::Elem and (mapped) its map's In.
+        return unsafe { launch::reduce_tiles(stream, &k, sc.mapped, 1, inp, out, n, 1) };
+    }
+    let mut scratch = sc.gpu.lock_scratch();
+    let mut carve = scratch.carve(stream, bytes_for(4 * max_blocks, sc.op.elem_size, 8))?;
+    let per_block = tiles.div_ceil(max_blocks);
+    let blocks = tiles.div_ceil(per_block);
+    let partials = carve.take::<M::Elem>(blocks)?;
+    // SAFETY: as above.
+    unsafe { launch::reduce_tiles(stream, &k, sc.mapped, blocks, inp, partials, n, per_block) }?;
+    let mut src = partials;
+    loop {
+        let len = src.len();
+        let tiles = len.div_ceil(tile);
+        if tiles == 1 {
+            // SAFETY: as above (later passes read M::Elem through the plain entry).
+            return unsafe { launch::reduce_tiles(stream, &k, false, 1, src, out, len, 1) };
         }
-        let k = self.kernels(set)?;
-        let f = k.function("reduce_tiles")?;
-        let f0 = k.function(self.entry0("reduce_tiles"))?;
-        let tile = shape.tile();
-        let max_blocks = (u64::from(self.gpu.info.sm_count) * BLOCKS_PER_SM).min(tile);
-        let stream = &self.gpu.stream;
-        let mut scratch = self.gpu.lock_scratch();
-        let mut carve = scratch.carve(stream, bytes_for(4 * max_blocks, self.op.elem_size, 8))?;
-        let (mut src, mut len) = (inp, n);
-        loop {
-            let tiles = len.div_ceil(tile);
-            // The first pass reads the caller's input (through the map, if any).
-            let func = if src == inp { f0 } else { f };
-            if tiles == 1 {
-                return launch::reduce_tiles(stream, func, shape.block, 1, src, out, len, 1);
-            }
-            let per_block = tiles.div_ceil(max_blocks);
-            let blocks = tiles.div_ceil(per_block);
-            let partials = carve.take(blocks, self.op.elem_size)?;
-            launch::reduce_tiles(
-                stream,
-                func,
-                shape.block,
-                blocks,
-                src,
-                partials,
-                len,
-                per_block,
-            )?;
-            (src, len) = (partials, blocks);
-        }
+        let per_block = tiles.div_ceil(max_blocks);
+        let blocks = tiles.div_ceil(per_block);
+        let partials = carve.take::<M::Elem>(blocks)?;
+        // SAFETY: as above.
+        unsafe { launch::reduce_tiles(stream, &k, false, blocks, src, partials, len, per_block) }?;
+        src = partials;
     }
 }

@@ -1,23 +1,16 @@
-//! [`Scanner`]: one operator on one GPU, for device buffers.
+//! [`Scanner`] and [`MappedScanner`]: one operator on one GPU, for device buffers. Every
+//! method of both is defined here; the strategies they run are `scan.rs` and `reduce.rs`.
 
-use super::{launch, Gpu, Loaded};
+use super::kernels::OpKernels;
+use super::launch;
+use super::scan::{self, Mode};
+use super::{reduce, Gpu, KernelInfo};
 use crate::algorithm::Algorithm;
-use crate::codegen::{textbook_block, tile_shape, KernelSet, KernelSpec, Purpose, TileShape};
+use crate::codegen::KernelSet;
 use crate::error::{Error, Result};
 use crate::monoid::{CudaOp, Monoid};
-use cudarc::driver::{DevicePtr, DevicePtrMut};
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// How a scan treats each position.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Mode<T> {
-    /// `y[i] = x0 ⊕ ... ⊕ xi`.
-    Inclusive,
-    /// `y[i] = init ⊕ x0 ⊕ ... ⊕ xi` (a carry from earlier data; tiled algorithms only).
-    InclusiveFrom(T),
-    /// `y[i] = init ⊕ x0 ⊕ ... ⊕ x(i-1)`.
-    Exclusive(T),
-}
+use crate::tuning::Purpose;
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 /// Scans and reductions of one operator on one [`Gpu`], over device buffers.
 ///
@@ -28,7 +21,7 @@ pub(crate) enum Mode<T> {
 /// ```
 /// use monoscan::{Algorithm, Gpu, ops::{Affine, AffineMap}};
 /// # fn main() -> monoscan::Result<()> {
-/// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => return Ok(()), Err(e) => return Err(e) };
+/// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
 /// let op = Affine::<f64>::new();
 /// let maps: Vec<_> = (0..1000).map(|i| AffineMap::new(0.5, i as f64)).collect();
 /// let input = gpu.stream().clone_htod(&maps)?;
@@ -40,65 +33,31 @@ pub(crate) enum Mode<T> {
 /// # }
 /// ```
 pub struct Scanner<'a, M: Monoid> {
-    pub(crate) gpu: &'a Gpu,
-    pub(crate) m: &'a M,
-    pub(crate) op: CudaOp,
-    pub(crate) algorithm: Algorithm,
-    pub(crate) instrument: bool,
-    /// Whether level-0 inputs go through the operator's input map (see [`MappedScanner`]).
-    pub(crate) mapped: bool,
-    loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
-    shapes: [OnceLock<TileShape>; 4],
+    k: OpKernels<'a, M>,
+    algorithm: Algorithm,
 }
 
 impl<'a, M: Monoid> Scanner<'a, M> {
-    pub(crate) fn new(gpu: &'a Gpu, m: &'a M) -> Self {
+    pub(super) fn new(gpu: &'a Gpu, m: &'a M) -> Self {
         Scanner {
-            gpu,
-            m,
-            op: m.cuda(),
+            k: OpKernels::new(gpu, m),
             algorithm: Algorithm::Auto,
-            instrument: false,
-            mapped: false,
-            loaded: Mutex::new(Vec::new()),
-            shapes: [
-                OnceLock::new(),
-                OnceLock::new(),
-                OnceLock::new(),
-                OnceLock::new(),
-            ],
         }
     }
 
     /// Scans and reductions of `map(x)` over inputs of type `In`, the map fused into the
     /// kernels' loads (tiled algorithms only: [`Algorithm::Auto`], [`Algorithm::Hierarchical`],
     /// [`Algorithm::SinglePass`]).
-    pub fn mapped<In: crate::Element>(
+    pub fn mapped<In: crate::element::Element>(
         self,
-        map: &crate::Map<In, M::Elem>,
+        map: &crate::map::Map<In, M::Elem>,
     ) -> MappedScanner<'a, M, In> {
-        let mut inner = self;
-        inner.op = inner.op.clone().with_input(map.cuda());
-        inner.mapped = true;
-        inner.loaded = Mutex::new(Vec::new());
         MappedScanner {
-            inner,
+            inner: Scanner {
+                k: self.k.with_input(map.cuda()),
+                algorithm: self.algorithm,
+            },
             _in: std::marker::PhantomData,
-        }
-    }
-
-    /// The name of a level-0 entry point: its `_mapped` variant when inputs are mapped.
-    pub(crate) fn entry0(&self, entry: &'static str) -> &'static str {
-        if !self.mapped {
-            return entry;
-        }
-        match entry {
-            "reduce_tiles" => "reduce_tiles_mapped",
-            "tile_totals" => "tile_totals_mapped",
-            "tile_scan" => "tile_scan_mapped",
-            "scan_single_pass" => "scan_single_pass_mapped",
-            "scan_staged" => "scan_staged_mapped",
-            other => other,
         }
     }
 
@@ -110,72 +69,38 @@ impl<'a, M: Monoid> Scanner<'a, M> {
 
     /// Uses instrumented kernels that count every combine (see [`Scanner::take_combines`]).
     /// Much slower: for measuring work, never for timing.
-    pub fn instrumented(mut self) -> Self {
-        self.instrument = true;
-        self
+    pub fn instrumented(self) -> Self {
+        Scanner {
+            k: self.k.instrumented(),
+            ..self
+        }
     }
 
     /// The combines counted by the instrumented kernels since the last call (waits for the
     /// stream); 0 for an uninstrumented scanner.
     pub fn take_combines(&self) -> Result<u64> {
-        if !self.instrument {
+        if !self.k.is_instrumented() {
             return Ok(0);
         }
-        let loaded = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let mut total = 0;
-        for (_, l) in loaded {
-            total += l.take_combine_count(&self.gpu.stream)?;
-        }
-        Ok(total)
+        self.k.take_combines()
     }
 
     /// Registers, local and shared memory, and occupancy of every kernel loaded so far.
-    pub fn kernel_info(&self) -> Result<Vec<super::KernelInfo>> {
-        let loaded = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let mut out = Vec::new();
-        for (spec, l) in loaded {
-            let threads = super::set_threads(spec.set);
-            for entry in spec.set.entries(self.op.input.is_some()) {
-                let f = l.function(entry)?;
-                // The staged kernels' tiles are dynamic shared memory, sized as they launch.
-                let dynamic = l.dynamic_smem(entry);
-                out.push(super::KernelInfo {
-                    name: format!("{} {entry}", spec.set.name()),
-                    registers: f.num_regs()?,
-                    local_bytes: f.local_size_bytes()?,
-                    shared_bytes: f.shared_size_bytes()?,
-                    dynamic_shared_bytes: dynamic,
-                    blocks_per_sm: f.occupancy_max_active_blocks_per_multiprocessor(
-                        threads,
-                        dynamic as usize,
-                        None,
-                    )?,
-                    threads,
-                });
-            }
-        }
-        Ok(out)
+    pub fn kernel_info(&self) -> Result<Vec<KernelInfo>> {
+        self.k.info()
     }
 
     /// The operator's CUDA description, as used for code generation.
     pub fn cuda_op(&self) -> &CudaOp {
-        &self.op
+        &self.k.op
     }
 
-    /// Compiles or loads every module `algorithm` needs now, so that later calls (and their
-    /// timings) include no compilation.
+    /// Compiles or loads every module the scanner's algorithm needs now, so that later calls
+    /// (and their timings) include no compilation.
     pub fn prepare(&self) -> Result<()> {
-        let tb = self.textbook_block()?;
-        let tiles = self.shape(Purpose::Tiles)?;
-        let sp = self.shape(Purpose::SinglePass)?;
+        let k = &self.k;
+        let tb = k.textbook_block()?;
+        let tiles = k.shape(Purpose::Tiles)?;
         let sets = match self.algorithm {
             Algorithm::KoggeStone => vec![
                 KernelSet::KoggeStone { block: tb },
@@ -189,66 +114,27 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 KernelSet::ReduceThenScan(tiles),
                 KernelSet::TiledReduce(tiles),
             ],
-            Algorithm::Auto if self.gpu.deterministic => vec![
+            Algorithm::Auto if k.gpu.deterministic => vec![
                 KernelSet::ReduceThenScan(tiles),
                 KernelSet::TiledReduce(tiles),
             ],
             Algorithm::SinglePass | Algorithm::Auto => {
-                let staged = self.shape(Purpose::Staged)?;
+                let staged = k.shape(Purpose::Staged)?;
                 let mut sets = vec![
-                    KernelSet::SinglePass(sp),
+                    KernelSet::SinglePass(k.shape(Purpose::SinglePass)?),
                     KernelSet::TiledReduce(tiles),
-                    KernelSet::OneTile(self.shape(Purpose::OneTile)?),
+                    KernelSet::OneTile(k.shape(Purpose::OneTile)?),
                 ];
                 if staged.staged {
-                    sets.push(KernelSet::SinglePass(staged));
+                    sets.push(KernelSet::StagedScan(staged));
                 }
                 sets
             }
         };
         for set in sets {
-            self.kernels(set)?;
+            k.kernels(set)?;
         }
         Ok(())
-    }
-
-    /// The tile shape for `purpose` (chosen once per scanner).
-    pub(crate) fn shape(&self, purpose: Purpose) -> Result<TileShape> {
-        let slot = &self.shapes[purpose as usize];
-        if let Some(s) = slot.get() {
-            return Ok(*s);
-        }
-        let mut s = tile_shape(self.op.elem_size, self.gpu.info.cc, purpose)?;
-        // The staged scan maps in place: a fused map must keep the element size.
-        if self
-            .op
-            .input
-            .as_ref()
-            .is_some_and(|m| m.in_size != self.op.elem_size)
-        {
-            s.staged = false;
-            s.tma = false;
-        }
-        Ok(*slot.get_or_init(|| s))
-    }
-
-    pub(crate) fn textbook_block(&self) -> Result<u32> {
-        textbook_block(self.op.elem_size)
-    }
-
-    /// The loaded module of `set` (instrumented when the scanner is).
-    pub(crate) fn kernels(&self, set: KernelSet) -> Result<Arc<Loaded>> {
-        let spec = KernelSpec {
-            set,
-            instrument: self.instrument,
-        };
-        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, l)) = loaded.iter().find(|(s, _)| *s == spec) {
-            return Ok(l.clone());
-        }
-        let l = self.gpu.module(&self.op, spec)?;
-        loaded.push((spec, l.clone()));
-        Ok(l)
     }
 
     /// `output[i] = input[0] ⊕ ... ⊕ input[i]` for every `i < input.len()`.
@@ -307,10 +193,9 @@ impl<'a, M: Monoid> Scanner<'a, M> {
 
     /// Replaces `data` by its inclusive scan.
     pub fn inclusive_in_place<D: DevicePtrMut<M::Elem>>(&self, data: &mut D) -> Result<()> {
-        let n = data.len() as u64;
-        let stream = self.gpu.stream.clone();
-        let (ptr, _g) = data.device_ptr_mut(&stream);
-        self.scan_raw(ptr, ptr, n, Mode::Inclusive, 0)
+        let stream = self.k.gpu.stream.clone();
+        let (d, _g) = launch::output(data, &stream);
+        scan::scan(&self.k, self.algorithm, d, d, Mode::Inclusive, None)
     }
 
     /// Replaces `data` by its exclusive scan from `init`; writes the total to `total[0]`.
@@ -320,11 +205,17 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         S: DevicePtrMut<M::Elem>,
     {
         check_total(total.len())?;
-        let n = data.len() as u64;
-        let stream = self.gpu.stream.clone();
-        let (ptr, _g) = data.device_ptr_mut(&stream);
-        let (t, _g2) = total.device_ptr_mut(&stream);
-        self.scan_raw(ptr, ptr, n, Mode::Exclusive(init), t)
+        let stream = self.k.gpu.stream.clone();
+        let (d, _g) = launch::output(data, &stream);
+        let (t, _g2) = launch::output(total, &stream);
+        scan::scan(
+            &self.k,
+            self.algorithm,
+            d,
+            d,
+            Mode::Exclusive(init),
+            Some(t),
+        )
     }
 
     /// `total[0] = input[0] ⊕ ... ⊕ input[n-1]` (the identity for an empty input).
@@ -333,12 +224,34 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         I: DevicePtr<M::Elem>,
         S: DevicePtrMut<M::Elem>,
     {
-        check_total(total.len())?;
-        let n = input.len() as u64;
-        let stream = self.gpu.stream.clone();
-        let (inp, _g) = input.device_ptr(&stream);
-        let (t, _g2) = total.device_ptr_mut(&stream);
-        self.reduce_raw(inp, n, t)
+        self.reduce_buffers(input, total)
+    }
+
+    /// A new device buffer of `n` elements, all `value` (for outputs of host-slice calls).
+    pub fn alloc_filled(&self, n: usize, value: M::Elem) -> Result<CudaSlice<M::Elem>> {
+        let k = self
+            .k
+            .kernels(KernelSet::TiledReduce(self.k.shape(Purpose::Tiles)?))?;
+        // SAFETY: every module of this scanner is rendered for M::Elem.
+        unsafe { launch::alloc_filled(&self.k.gpu.stream, &k, n, value) }
+    }
+
+    /// Only the first level of a textbook scan: one inclusive block scan per section, no
+    /// carries. Returns `(sections, section length)`; `None` for the tiled algorithms. For
+    /// measuring the block algorithms' work in `monoscan lab`.
+    pub(crate) fn block_scans_only<I, O>(
+        &self,
+        input: &I,
+        output: &mut O,
+    ) -> Result<Option<(u64, u64)>>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g1) = launch::input(input, &stream);
+        let (out, _g2) = launch::output(output, &stream);
+        scan::block_scans_only(&self.k, self.algorithm, inp, out)
     }
 
     /// Checks lengths and scans `input` (of the operator's elements, or of a mapped scanner's
@@ -351,6 +264,7 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         total: Option<&mut S>,
     ) -> Result<()>
     where
+        In: crate::element::Element,
         I: DevicePtr<In>,
         O: DevicePtrMut<M::Elem>,
         S: DevicePtrMut<M::Elem>,
@@ -362,35 +276,32 @@ impl<'a, M: Monoid> Scanner<'a, M> {
                 input.len()
             )));
         }
-        let n = input.len() as u64;
-        let stream = self.gpu.stream.clone();
-        let (inp, _g1) = input.device_ptr(&stream);
-        let (out, _g2) = output.device_ptr_mut(&stream);
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g1) = launch::input(input, &stream);
+        let (out, _g2) = launch::output(output, &stream);
         match total {
-            None => self.scan_raw(inp, out, n, mode, 0),
+            None => scan::scan(&self.k, self.algorithm, inp, out, mode, None),
             Some(t) => {
                 check_total(t.len())?;
-                let (tp, _g3) = t.device_ptr_mut(&stream);
-                self.scan_raw(inp, out, n, mode, tp)
+                let (tp, _g3) = launch::output(t, &stream);
+                scan::scan(&self.k, self.algorithm, inp, out, mode, Some(tp))
             }
         }
     }
 
-    /// A new device buffer of `n` elements, all `value` (for outputs of host-slice calls).
-    pub fn alloc_filled(
-        &self,
-        n: usize,
-        value: M::Elem,
-    ) -> Result<cudarc::driver::CudaSlice<M::Elem>> {
-        let set = KernelSet::TiledReduce(self.shape(Purpose::Tiles)?);
-        let k = self.kernels(set)?;
-        launch::alloc_filled(&self.gpu.stream, k.function("fill")?, n, value)
-    }
-
-    /// Fills `count` elements at `ptr` with `value` (through any module of this operator).
-    pub(crate) fn fill(&self, set: KernelSet, ptr: u64, count: u64, value: M::Elem) -> Result<()> {
-        let k = self.kernels(set)?;
-        launch::fill(&self.gpu.stream, k.function("fill")?, ptr, count, value)
+    /// Reduces `input` (of the operator's elements, or of a mapped scanner's input type `In`)
+    /// into `total[0]`.
+    fn reduce_buffers<In, I, S>(&self, input: &I, total: &mut S) -> Result<()>
+    where
+        In: crate::element::Element,
+        I: DevicePtr<In>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        check_total(total.len())?;
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g) = launch::input(input, &stream);
+        let (t, _g2) = launch::output(total, &stream);
+        reduce::reduce(&self.k, self.algorithm, inp, t)
     }
 }
 
@@ -406,11 +317,11 @@ fn check_total(len: usize) -> Result<()> {
 /// A [`Scanner`] whose inputs are `In` values, mapped to the operator's elements inside the
 /// kernels (see [`Scanner::mapped`] and [`crate::Map`]).
 pub struct MappedScanner<'a, M: Monoid, In> {
-    pub(crate) inner: Scanner<'a, M>,
+    inner: Scanner<'a, M>,
     _in: std::marker::PhantomData<fn(In)>,
 }
 
-impl<M: Monoid, In: crate::Element> MappedScanner<'_, M, In> {
+impl<M: Monoid, In: crate::element::Element> MappedScanner<'_, M, In> {
     /// Uses `algorithm` (a tiled one) instead of [`Algorithm::Auto`].
     pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
         self.inner.algorithm = algorithm;
@@ -428,7 +339,8 @@ impl<M: Monoid, In: crate::Element> MappedScanner<'_, M, In> {
         I: DevicePtr<In>,
         O: DevicePtrMut<M::Elem>,
     {
-        self.scan(input, output, Mode::Inclusive, None::<&mut O>)
+        self.inner
+            .scan_buffers(input, output, Mode::Inclusive, None::<&mut O>)
     }
 
     /// `output[i] = init ⊕ map(input[0]) ⊕ ... ⊕ map(input[i-1])`, and the total in `total[0]`.
@@ -444,7 +356,8 @@ impl<M: Monoid, In: crate::Element> MappedScanner<'_, M, In> {
         O: DevicePtrMut<M::Elem>,
         S: DevicePtrMut<M::Elem>,
     {
-        self.scan(input, output, Mode::Exclusive(init), Some(total))
+        self.inner
+            .scan_buffers(input, output, Mode::Exclusive(init), Some(total))
     }
 
     /// `total[0] = map(input[0]) ⊕ ... ⊕ map(input[n-1])`.
@@ -453,26 +366,6 @@ impl<M: Monoid, In: crate::Element> MappedScanner<'_, M, In> {
         I: DevicePtr<In>,
         S: DevicePtrMut<M::Elem>,
     {
-        check_total(total.len())?;
-        let stream = self.inner.gpu.stream.clone();
-        let (inp, _g) = input.device_ptr(&stream);
-        let (t, _g2) = total.device_ptr_mut(&stream);
-        self.inner.reduce_raw(inp, input.len() as u64, t)
-    }
-
-    fn scan<I, O, S>(
-        &self,
-        input: &I,
-        output: &mut O,
-        mode: Mode<M::Elem>,
-        total: Option<&mut S>,
-    ) -> Result<()>
-    where
-        I: DevicePtr<In>,
-        O: DevicePtrMut<M::Elem>,
-        S: DevicePtrMut<M::Elem>,
-    {
-        self.inner
-            .scan_buffers::<In, I, O, S>(input, output, mode, total)
+        self.inner.reduce_buffers(input, total)
     }
 }

@@ -2,9 +2,10 @@
 //! tile states, which persist (zeroed once) so that epoch tags can tell stale entries apart.
 
 use super::device::alloc_error;
-use crate::codegen::StateLayout;
+use super::launch::{DevSlice, LookbackState, COUNTER_WORDS};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use crate::tuning::StateLayout;
+use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
 
 const ALIGN: u64 = 256;
@@ -13,54 +14,66 @@ const ALIGN: u64 = 256;
 /// restart, so an old tag can never be mistaken for a new one.
 const EPOCH_LIMIT: u32 = (1 << 30) - 1;
 
-/// The counter's words: the tile counter in the first 32-byte sector, and in the second the
-/// launch's clock, which the TMA kernels' pacing publishes (`ms_pace` in `templates/tiled.cu`;
-/// tagged with the epoch, so it needs no clearing either).
-const COUNTER_WORDS: usize = 16;
-
 /// The per-[`crate::Gpu`] scratch state. All of it is used from the Gpu's one stream, in order.
 #[derive(Debug, Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     general: Option<CudaSlice<u8>>,
     states: [Option<CudaSlice<u8>>; 4],
+    /// The tile counter in the first 32-byte sector, and in the second the launch's clock,
+    /// which the TMA kernels' pacing publishes (tagged with the epoch, so it needs no clearing
+    /// either).
     counter: Option<CudaSlice<u32>>,
     epoch: u32,
 }
 
 /// A bump allocator over the general buffer for one call.
-pub struct Carve {
-    base: u64,
-    len: u64,
+pub(crate) struct Carve<'a> {
+    buf: &'a CudaSlice<u8>,
+    stream: &'a CudaStream,
     used: u64,
 }
 
-impl Carve {
-    /// The address of `count` elements of `size` bytes.
-    pub fn take(&mut self, count: u64, size: usize) -> Result<u64> {
+impl Carve<'_> {
+    /// `count` elements of `T`, starting at a multiple of 256 bytes.
+    pub(crate) fn take<T>(&mut self, count: u64) -> Result<DevSlice<T>> {
         let start = self.used.div_ceil(ALIGN) * ALIGN;
-        let bytes = count
-            .checked_mul(size as u64)
-            .ok_or_else(|| Error::invalid("scratch size overflows"))?;
-        let end = start + bytes;
-        if end > self.len {
-            return Err(Error::invalid(format!(
-                "internal: scratch of {} bytes too small for {end}",
-                self.len
-            )));
-        }
-        self.used = end;
-        Ok(self.base + start)
+        let slice = DevSlice::region(self.buf, self.stream, start, count).ok_or_else(|| {
+            Error::invalid(format!(
+                "internal: scratch of {} bytes too small for {count} elements at {start}",
+                self.buf.len()
+            ))
+        })?;
+        self.used = start + count * std::mem::size_of::<T>() as u64;
+        Ok(slice)
     }
 }
 
-/// Bytes to reserve for `count` carves of `elems` elements of `size` bytes in total.
-pub fn bytes_for(elems: u64, size: usize, carves: u64) -> u64 {
-    elems * size as u64 + carves * ALIGN + ALIGN
+/// Element counts of the levels of a hierarchy with `section` elements per block:
+/// `[ceil(n/s), ceil(n/s^2), ...]` down to one (what a hierarchical pass carves per level).
+pub(crate) fn levels(n: u64, section: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut m = n;
+    while m > section {
+        m = m.div_ceil(section);
+        out.push(m);
+    }
+    out
+}
+
+/// Bytes to reserve for `carves` carves of `elems` elements of `size` bytes in total.
+pub(crate) fn bytes_for(elems: u64, size: usize, carves: u64) -> u64 {
+    elems
+        .saturating_mul(size as u64)
+        .saturating_add((carves + 1).saturating_mul(ALIGN))
 }
 
 impl Scratch {
     /// A carve of at least `bytes` bytes.
-    pub fn carve(&mut self, stream: &Arc<CudaStream>, bytes: u64) -> Result<Carve> {
+    pub(crate) fn carve<'a>(
+        &'a mut self,
+        stream: &'a Arc<CudaStream>,
+        bytes: u64,
+    ) -> Result<Carve<'a>> {
         let have = self.general.as_ref().map_or(0, |b| b.len() as u64);
         if have < bytes {
             // Grow geometrically; the old buffer is freed in stream order.
@@ -68,40 +81,42 @@ impl Scratch {
             self.general = Some(alloc_bytes(stream, want)?);
         }
         let buf = self.general.as_ref().expect("allocated above");
-        let (ptr, _sync) = buf.device_ptr(stream);
         Ok(Carve {
-            base: ptr,
-            len: buf.len() as u64,
+            buf,
+            stream,
             used: 0,
         })
     }
 
-    /// The tile-state array of `layout` for `tiles` tiles whose look-back values are
-    /// `elem_size` bytes (each tile's slot as the kernels address it,
-    /// [`StateLayout::status_bytes`]), the tile counter (zero between launches: each kernel's
-    /// last claimant resets it), and a fresh epoch. Returns `(state, counter, epoch)` addresses.
-    pub fn single_pass(
+    /// The look-back state of `layout` for `tiles` tiles whose values are `T` (each tile's slot
+    /// as the kernels address it, [`StateLayout::status_bytes`]; for the separate layout also
+    /// the value arrays, carved from the general buffer), the tile counter (zero between
+    /// launches: each kernel's last claimant resets it), and a fresh epoch.
+    pub(crate) fn lookback<T>(
         &mut self,
         stream: &Arc<CudaStream>,
         layout: StateLayout,
         tiles: u64,
-        elem_size: usize,
-    ) -> Result<(u64, u64, u32)> {
-        let state_bytes = tiles * layout.status_bytes(elem_size);
+    ) -> Result<LookbackState<T>> {
+        let size = std::mem::size_of::<T>();
+        let values = if layout == StateLayout::Separate {
+            let mut carve = self.carve(stream, bytes_for(2 * tiles, size, 2))?;
+            Some((carve.take::<T>(tiles)?, carve.take::<T>(tiles)?))
+        } else {
+            None
+        };
+        let state_bytes = tiles.saturating_mul(layout.status_bytes(size));
         let slot = layout as usize;
         let have = self.states[slot].as_ref().map_or(0, |b| b.len() as u64);
         if have < state_bytes {
             let want = state_bytes.max(have * 2).max(1 << 16);
-            let fresh = stream
-                .alloc_zeros::<u8>(want as usize)
-                .map_err(|e| alloc_error(stream.context(), want as usize, e))?;
-            self.states[slot] = Some(fresh);
+            self.states[slot] = Some(alloc_bytes(stream, want)?);
         }
         if self.counter.is_none() {
             self.counter = Some(
                 stream
-                    .alloc_zeros::<u32>(COUNTER_WORDS)
-                    .map_err(|e| alloc_error(stream.context(), 4 * COUNTER_WORDS, e))?,
+                    .alloc_zeros::<u32>(COUNTER_WORDS as usize)
+                    .map_err(|e| alloc_error(stream.context(), 4 * COUNTER_WORDS as usize, e))?,
             );
         }
         self.epoch += 1;
@@ -113,17 +128,34 @@ impl Scratch {
         }
         // No memset per call: every kernel that claims tiles hands the counter back at zero
         // (the claimant of the last tile resets it), and it starts zeroed.
-        let counter = self.counter.as_ref().expect("allocated above");
-        let (c, _g) = counter.device_ptr(stream);
+        let (counter, _g) = super::launch::input(self.counter.as_ref().expect("allocated"), stream);
         let state = self.states[slot].as_ref().expect("allocated above");
-        let (s, _g2) = state.device_ptr(stream);
-        Ok((s, c, self.epoch))
+        let state = DevSlice::region(state, stream, 0, state_bytes)
+            .ok_or_else(|| Error::invalid("internal: look-back state too small"))?;
+        Ok(LookbackState {
+            state,
+            values,
+            counter,
+            epoch: self.epoch,
+        })
     }
 }
 
 fn alloc_bytes(stream: &Arc<CudaStream>, bytes: u64) -> Result<CudaSlice<u8>> {
-    let ctx: &Arc<CudaContext> = stream.context();
     stream
         .alloc_zeros::<u8>(bytes as usize)
-        .map_err(|e| alloc_error(ctx, bytes as usize, e))
+        .map_err(|e| alloc_error(stream.context(), bytes as usize, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::levels;
+
+    #[test]
+    fn level_sizes() {
+        assert_eq!(levels(1000, 1024), Vec::<u64>::new());
+        assert_eq!(levels(1025, 1024), vec![2]);
+        assert_eq!(levels(1 << 30, 1024), vec![1 << 20, 1 << 10]);
+        assert_eq!(levels((1 << 20) + 1, 1024), vec![1025, 2]);
+    }
 }

@@ -16,7 +16,7 @@ struct Lane<'a, T> {
     chunk: usize,
 }
 
-impl<'a, T: crate::Element> Lane<'a, T> {
+impl<'a, T: crate::element::Element> Lane<'a, T> {
     fn new<M: Monoid<Elem = T>>(gpu: &'a Gpu, m: &M, chunk: usize) -> Result<Self> {
         let scanner = gpu.scanner(m);
         let copy = gpu.context().new_stream()?;

@@ -239,7 +239,7 @@ fn as_bytes<T>(t: &CudaSlice<T>) -> cudarc::driver::CudaView<'_, u8> {
 }
 
 /// Element `k` of a host copy of a device byte buffer.
-fn read_elem<T: crate::Element>(bytes: &[u8], k: usize) -> T {
+fn read_elem<T: crate::element::Element>(bytes: &[u8], k: usize) -> T {
     let size = std::mem::size_of::<T>();
     let chunk = &bytes[k * size..(k + 1) * size];
     // SAFETY: the chunk holds the bytes of one `T` written by the device (plain data, valid for

@@ -1,10 +1,10 @@
 //! Resource allocation (requests to offsets and owned slices) and stream compaction.
 
 use crate::backend::Backend;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::map::Map;
 use crate::ops::Sum;
-use crate::Element;
 
 /// Offsets and total of an allocation: item `i` owns `offsets[i] .. offsets[i] + requests[i]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

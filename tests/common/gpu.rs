@@ -1,6 +1,7 @@
 //! Gating GPU and NVRTC tests: skip with a printed reason, or fail when required.
 #![allow(dead_code)]
 
+use monoscan::tuning::Tuning;
 use monoscan::Gpu;
 use std::sync::OnceLock;
 
@@ -8,24 +9,44 @@ fn required(var: &str) -> bool {
     std::env::var(var).is_ok_and(|v| v == "1")
 }
 
+/// Says why there is no GPU and returns `None`; under `MONOSCAN_REQUIRE_GPU=1` fails instead.
+fn skip<T>(why: &str) -> Option<T> {
+    assert!(
+        !required("MONOSCAN_REQUIRE_GPU"),
+        "MONOSCAN_REQUIRE_GPU=1 but no GPU is usable: {why}"
+    );
+    eprintln!("skipped: no GPU ({why})");
+    None
+}
+
+/// Opens device 0: `Err` with the reason when the stack is missing, a panic on any other error.
+fn open() -> Result<Gpu, String> {
+    match Gpu::new(0) {
+        Ok(g) => Ok(g),
+        Err(e) if e.is_unavailable() => Err(e.to_string()),
+        Err(e) => panic!("opening the GPU failed: {e}"),
+    }
+}
+
 /// The shared GPU of this test binary, or `None` (after printing why) when there is none.
 /// Under `MONOSCAN_REQUIRE_GPU=1` a missing GPU fails the test instead.
 pub fn gpu() -> Option<&'static Gpu> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-    match GPU.get_or_init(|| match Gpu::new(0) {
-        Ok(g) => Ok(g),
-        Err(e) if e.is_unavailable() => Err(e.to_string()),
-        Err(e) => panic!("opening the GPU failed: {e}"),
-    }) {
+    match GPU.get_or_init(open) {
         Ok(g) => Some(g),
-        Err(why) => {
-            assert!(
-                !required("MONOSCAN_REQUIRE_GPU"),
-                "MONOSCAN_REQUIRE_GPU=1 but no GPU is usable: {why}"
-            );
-            eprintln!("skipped: no GPU ({why})");
-            None
-        }
+        Err(why) => skip(why),
+    }
+}
+
+/// A GPU of its own with `tuning` attached (for tests that each try one tuning, in parallel),
+/// gated like [`gpu`]. A tuning that `Gpu::with_tuning` refuses fails the test.
+pub fn gpu_with(tuning: Tuning) -> Option<Gpu> {
+    match open() {
+        Ok(g) => Some(
+            g.with_tuning(tuning.clone())
+                .unwrap_or_else(|e| panic!("the tuning {tuning} was refused: {e}")),
+        ),
+        Err(why) => skip(&why),
     }
 }
 

@@ -1,16 +1,19 @@
-//! Helpers shared by the integration tests (`mod common;` in each test file): strategies, and
-//! comparing any backend's results with the sequential reference, exactly or within float
-//! tolerances derived from the rounding of the computation.
+//! Helpers shared by the integration tests (`mod common;` in each test file): strategies, the
+//! operators of the backend suites ([`cases`]), the generic suite check ([`suite`]), and
+//! comparing results exactly or within float tolerances derived from the rounding of the
+//! computation.
 //!
 //! Not every test file uses every item, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod cases;
 pub mod gpu;
 pub mod strategies;
+pub mod suite;
 
 use monoscan::cpu::seq;
 use monoscan::ops::{AffineMap, Flagged, Float};
-use monoscan::{ApproxEq, Backend, Monoid, Tolerance};
+use monoscan::{ApproxEq, Monoid, Tolerance};
 use std::fmt::Debug;
 
 /// How results are compared with the reference.
@@ -126,6 +129,12 @@ pub fn exact<M: Monoid>(_: &M, _: &[M::Elem], _: M::Elem) -> Cmp {
     Cmp::Exact
 }
 
+/// For float results that every grouping computes exactly, NaN included: equal under `==`
+/// (so `-0.0` equals `0.0`), or both NaN.
+pub fn exact_or_nan<M: Monoid>(_: &M, _: &[M::Elem], _: M::Elem) -> Cmp {
+    Cmp::Approx(Tolerance::EXACT)
+}
+
 /// For float sums, segmented or not: `n * eps * sum |x|`.
 pub fn sums<M: Monoid<Elem: Magnitude>>(m: &M, xs: &[M::Elem], init: M::Elem) -> Cmp {
     scan_tolerance(m, xs, init, 1)
@@ -140,84 +149,4 @@ pub fn affine_maps<M: Monoid<Elem: Magnitude>>(m: &M, xs: &[M::Elem], init: M::E
 /// side is within `n u` (relative) of the exact product, so within `(n + 1) eps` of each other.
 pub fn products<M: Monoid<Elem: Magnitude>>(_: &M, xs: &[M::Elem], _: M::Elem) -> Cmp {
     Cmp::Approx(Tolerance::relative((xs.len() + 1) as f64 * M::Elem::EPS))
-}
-
-// Running
-
-/// Every operation of a backend on one input, named; single values as one-element vectors.
-pub type Results<T> = [(&'static str, Vec<T>); 8];
-
-/// Assembles [`Results`].
-pub fn results<T>(reduce: T, inclusive: [Vec<T>; 2], exclusive: [(Vec<T>, T); 3]) -> Results<T> {
-    let [inclusive, inclusive_in_place] = inclusive;
-    let [(exclusive, _), (with_total, total), (in_place, in_place_total)] = exclusive;
-    [
-        ("reduce", vec![reduce]),
-        ("inclusive_scan", inclusive),
-        ("inclusive_scan_in_place", inclusive_in_place),
-        ("exclusive_scan", exclusive),
-        ("exclusive_scan_total", with_total),
-        ("exclusive_scan_total (total)", vec![total]),
-        ("exclusive_scan_in_place", in_place),
-        ("exclusive_scan_in_place (total)", vec![in_place_total]),
-    ]
-}
-
-/// Every operation of `b` on `xs`.
-pub fn run_all<B: Backend, M: Monoid>(
-    b: &B,
-    m: &M,
-    xs: &[M::Elem],
-    init: M::Elem,
-) -> Results<M::Elem> {
-    let (mut inclusive, mut exclusive) = (xs.to_vec(), xs.to_vec());
-    b.inclusive_scan_in_place(m, &mut inclusive).unwrap();
-    let total = b.exclusive_scan_in_place(m, &mut exclusive, init).unwrap();
-    results(
-        b.reduce(m, xs).unwrap(),
-        [b.inclusive_scan(m, xs).unwrap(), inclusive],
-        [
-            (b.exclusive_scan(m, xs, init).unwrap(), init),
-            b.exclusive_scan_total(m, xs, init).unwrap(),
-            (exclusive, total),
-        ],
-    )
-}
-
-/// The definitions, folded from the identity, independently of `monoscan::cpu`. For every
-/// built-in operator `e ⊕ x == x` holds exactly, so these equal the reference under `==`.
-pub fn naive<M: Monoid>(m: &M, xs: &[M::Elem], init: M::Elem) -> Results<M::Elem> {
-    let mut acc = m.identity();
-    let inclusive: Vec<_> = xs
-        .iter()
-        .map(|x| {
-            acc = m.combine(&acc, x);
-            acc
-        })
-        .collect();
-    let reduce = acc;
-    let mut acc = init;
-    let exclusive: Vec<_> = xs
-        .iter()
-        .map(|x| {
-            let next = m.combine(&acc, x);
-            std::mem::replace(&mut acc, next)
-        })
-        .collect();
-    let e = (exclusive, acc);
-    results(
-        reduce,
-        [inclusive.clone(), inclusive],
-        [e.clone(), e.clone(), e],
-    )
-}
-
-/// Asserts that every operation agrees (under `cmp`).
-pub fn assert_results<T>(who: &str, got: &Results<T>, want: &Results<T>, cmp: Cmp)
-where
-    T: PartialEq + ApproxEq + Debug,
-{
-    for ((what, g), (_, w)) in got.iter().zip(want) {
-        assert_same(&format!("{who}: {what}"), g, w, cmp);
-    }
 }

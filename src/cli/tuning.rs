@@ -1,0 +1,102 @@
+//! The tuning flags of `monoscan bench` and `monoscan run`, mapped onto [`Tuning`].
+
+use super::CliError;
+use monoscan::tuning::{Pace, ShapeChoice, Tuning};
+
+/// Kernel tuning (every flag defaults to the library's measured default).
+#[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
+pub struct TuningArgs {
+    /// Register tiles of the single-pass scan, the reduce and reduce-then-scan:
+    /// <threads>x<items>[x<lookback>].
+    #[arg(long, value_name = "SHAPE", value_parser = shape)]
+    pub tile: Option<ShapeChoice>,
+    /// The one-launch scan of small inputs: <threads>x<items>.
+    #[arg(long, value_name = "SHAPE", value_parser = shape)]
+    pub one_tile: Option<ShapeChoice>,
+    /// The staged single-pass scan: <threads>x<items>[x<lookback>].
+    #[arg(long, value_name = "SHAPE", value_parser = shape)]
+    pub staged: Option<ShapeChoice>,
+    /// Stream compaction's staged tile: <threads>x<items>.
+    #[arg(long, value_name = "SHAPE", value_parser = shape)]
+    pub select: Option<ShapeChoice>,
+    /// Stage tiles with cp.async instead of tensor copies (the TMA) on sm_90 and newer.
+    #[arg(long)]
+    pub no_tma: bool,
+    /// How far ahead the TMA kernels prefetch into L2, in KiB (0: no prefetch).
+    #[arg(long, value_name = "KIB")]
+    pub prefetch_kib: Option<u32>,
+    /// Prefetch the first wave's tiles too.
+    #[arg(long)]
+    pub prefetch_first_wave: bool,
+    /// The first waves' pace: `auto` (a share of peak DRAM bandwidth), `off`, or GB/s.
+    #[arg(long, value_name = "PACE", value_parser = pace)]
+    pub pace: Option<Pace>,
+    /// How many first waves are paced (0 to 64).
+    #[arg(long, value_name = "WAVES")]
+    pub pace_waves: Option<u32>,
+}
+
+fn shape(s: &str) -> Result<ShapeChoice, String> {
+    s.parse().map_err(|e: monoscan::Error| e.to_string())
+}
+
+fn pace(s: &str) -> Result<Pace, String> {
+    match s {
+        "auto" => Ok(Pace::Auto),
+        "off" | "0" => Ok(Pace::Off),
+        _ => s
+            .parse::<u32>()
+            .map(Pace::Gbps)
+            .map_err(|_| format!("`{s}`: expected auto, off or a whole number of GB/s")),
+    }
+}
+
+impl TuningArgs {
+    /// The tuning these flags ask for, validated.
+    pub fn tuning(&self) -> Result<Tuning, CliError> {
+        let default = Tuning::default();
+        let tuning = Tuning {
+            tile: self.tile,
+            one_tile: self.one_tile,
+            staged: self.staged,
+            select: self.select,
+            tma: !self.no_tma,
+            prefetch_kib: self.prefetch_kib.unwrap_or(default.prefetch_kib),
+            skip_first_wave: !self.prefetch_first_wave,
+            pace: self.pace.unwrap_or(default.pace),
+            pace_waves: self.pace_waves.unwrap_or(default.pace_waves),
+        };
+        tuning
+            .validate()
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        Ok(tuning)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_map_onto_the_tuning() {
+        assert_eq!(TuningArgs::default().tuning().unwrap(), Tuning::default());
+        let args = TuningArgs {
+            staged: Some(ShapeChoice::new(256, 32)),
+            no_tma: true,
+            prefetch_kib: Some(0),
+            pace: Some(Pace::Off),
+            ..TuningArgs::default()
+        };
+        let t = args.tuning().unwrap();
+        assert_eq!(t.staged, Some(ShapeChoice::new(256, 32)));
+        assert!(!t.tma && t.prefetch_kib == 0 && t.pace == Pace::Off);
+        let bad = TuningArgs {
+            pace_waves: Some(65),
+            ..TuningArgs::default()
+        };
+        assert!(matches!(bad.tuning(), Err(CliError::Usage(_))));
+        assert_eq!(pace("3000"), Ok(Pace::Gbps(3000)));
+        assert!(pace("fast").is_err());
+        assert!(shape("12").is_err());
+    }
+}

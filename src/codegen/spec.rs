@@ -1,0 +1,233 @@
+//! What a module holds: [`KernelSet`] (one kernel family, rendered from one template, with its
+//! shape), [`KernelSpec`] and the [`Entry`] points of the generated code.
+
+use crate::tuning::TileShape;
+
+/// An entry point of the generated code. Its symbol is `<prefix>_<name>`, and for entries an
+/// operator with a fused input map also gets ([`Entry::mappable`]), `<prefix>_<name>_mapped`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Entry {
+    /// `fill(out, n, value)`: every module has it.
+    Fill,
+    /// `combine_pairs(a, b, out, n)`, for [`crate::verify`].
+    CombinePairs,
+    /// The textbook tree reduction.
+    ReduceTree,
+    /// The Kogge-Stone block scan.
+    KsScan,
+    /// The Brent-Kung block scan.
+    BkScan,
+    /// The hierarchical scan's add-back of carries.
+    AddCarry,
+    /// The tiled reduce.
+    ReduceTiles,
+    /// Reduce-then-scan: the total of each tile.
+    TileTotals,
+    /// One block scans one tile from a carry.
+    TileScan,
+    /// The single-pass scan with its tile in registers.
+    ScanSinglePass,
+    /// The staged single-pass scan.
+    ScanStaged,
+    /// Stream compaction, tile held in registers.
+    SelectRegisters,
+    /// Stream compaction, tile staged in shared memory.
+    SelectStaged,
+}
+
+impl Entry {
+    /// The entry's name in the generated code, after the prefix (`tile_scan`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Entry::Fill => "fill",
+            Entry::CombinePairs => "combine_pairs",
+            Entry::ReduceTree => "reduce_tree",
+            Entry::KsScan => "ks_scan",
+            Entry::BkScan => "bk_scan",
+            Entry::AddCarry => "add_carry",
+            Entry::ReduceTiles => "reduce_tiles",
+            Entry::TileTotals => "tile_totals",
+            Entry::TileScan => "tile_scan",
+            Entry::ScanSinglePass => "scan_single_pass",
+            Entry::ScanStaged => "scan_staged",
+            Entry::SelectRegisters => "select_registers",
+            Entry::SelectStaged => "select_staged",
+        }
+    }
+
+    /// Whether an operator with a fused input map also gets a `_mapped` variant that reads
+    /// the map's input type (the entries that read a call's input).
+    pub fn mappable(self) -> bool {
+        matches!(
+            self,
+            Entry::ReduceTiles
+                | Entry::TileTotals
+                | Entry::TileScan
+                | Entry::ScanSinglePass
+                | Entry::ScanStaged
+        )
+    }
+
+    /// The symbol's suffix after the prefix: `tile_scan` or `tile_scan_mapped`.
+    pub fn symbol(self, mapped: bool) -> String {
+        if mapped && self.mappable() {
+            format!("{}_mapped", self.name())
+        } else {
+            self.name().to_string()
+        }
+    }
+}
+
+impl std::fmt::Display for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which kernels a module holds: one kernel family, each rendered from its own template.
+/// Modules are kept small (one algorithm each) so that a cold compile only pays for what a
+/// call needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelSet {
+    /// The textbook shared-memory tree reduction (`tree_reduce.cu`), `block` threads per block.
+    TreeReduce {
+        /// Threads per block (a power of two).
+        block: u32,
+    },
+    /// Kogge-Stone block scans and the hierarchical add-back (`kogge_stone.cu`).
+    KoggeStone {
+        /// Threads per block = elements per section (a power of two).
+        block: u32,
+    },
+    /// Brent-Kung block scans and the hierarchical add-back (`brent_kung.cu`).
+    BrentKung {
+        /// Threads per block; sections hold twice as many elements.
+        block: u32,
+    },
+    /// The tiled reduce (`tiled_reduce.cu`).
+    TiledReduce(TileShape),
+    /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
+    /// deterministic.
+    ReduceThenScan(TileShape),
+    /// The single-pass scan with its tile in registers, and the one-tile scan in the same
+    /// shape (`single_pass.cu`).
+    SinglePass(TileShape),
+    /// The single-pass scan with its tile staged in shared memory, by `cp.async` or (a shape
+    /// with `tma`) by tensor copies (`staged_scan.cu`).
+    StagedScan(TileShape),
+    /// The one-tile scan alone, in a tile sized for small inputs: one launch of one block that
+    /// carries little padding (`one_tile.cu`).
+    OneTile(TileShape),
+    /// Stream compaction in one pass with the tile held in registers: the single-pass scan of
+    /// the map's keep counts fused with the scatter (`select_registers.cu`; u32 counts,
+    /// operators with an input map only).
+    Select(TileShape),
+    /// Stream compaction with the tile staged in shared memory (`select_staged.cu`; sm_80 and
+    /// newer, by one bulk copy per tile on sm_90 and newer).
+    SelectStaged(TileShape),
+    /// `combine_pairs`, for [`crate::verify`] (the prelude alone).
+    Check,
+}
+
+impl KernelSet {
+    /// A short name for messages and cache listings.
+    pub fn name(&self) -> String {
+        match self {
+            KernelSet::TreeReduce { block } => format!("tree-reduce-b{block}"),
+            KernelSet::KoggeStone { block } => format!("kogge-stone-b{block}"),
+            KernelSet::BrentKung { block } => format!("brent-kung-b{block}"),
+            KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
+            KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
+            KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
+            KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
+            KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
+            KernelSet::Select(s) => format!("select-{}", s.name()),
+            KernelSet::SelectStaged(s) => format!("select-{}", s.name()),
+            KernelSet::Check => "check".to_string(),
+        }
+    }
+
+    /// The family's template (`None` for [`KernelSet::Check`], the prelude alone).
+    pub fn template(&self) -> Option<&'static str> {
+        Some(match self {
+            KernelSet::TreeReduce { .. } => "tree_reduce.cu",
+            KernelSet::KoggeStone { .. } => "kogge_stone.cu",
+            KernelSet::BrentKung { .. } => "brent_kung.cu",
+            KernelSet::TiledReduce(_) => "tiled_reduce.cu",
+            KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
+            KernelSet::SinglePass(_) => "single_pass.cu",
+            KernelSet::StagedScan(_) => "staged_scan.cu",
+            KernelSet::OneTile(_) => "one_tile.cu",
+            KernelSet::Select(_) => "select_registers.cu",
+            KernelSet::SelectStaged(_) => "select_staged.cu",
+            KernelSet::Check => return None,
+        })
+    }
+
+    /// The entry points the module holds (each also `_mapped` where [`Entry::mappable`] and the
+    /// operator has an input map).
+    pub fn entries(&self) -> &'static [Entry] {
+        match self {
+            KernelSet::TreeReduce { .. } => &[Entry::Fill, Entry::ReduceTree],
+            KernelSet::KoggeStone { .. } => &[Entry::Fill, Entry::KsScan, Entry::AddCarry],
+            KernelSet::BrentKung { .. } => &[Entry::Fill, Entry::BkScan, Entry::AddCarry],
+            KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles],
+            KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
+            KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass, Entry::TileScan],
+            KernelSet::StagedScan(_) => &[Entry::Fill, Entry::ScanStaged],
+            KernelSet::OneTile(_) => &[Entry::Fill, Entry::TileScan],
+            KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],
+            KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
+            KernelSet::Check => &[Entry::Fill, Entry::CombinePairs],
+        }
+    }
+
+    /// Threads per block of the module's kernels (`fill` and `combine_pairs` excepted, which
+    /// launch 256).
+    pub fn threads(&self) -> u32 {
+        match self {
+            KernelSet::TreeReduce { block }
+            | KernelSet::KoggeStone { block }
+            | KernelSet::BrentKung { block } => *block,
+            KernelSet::TiledReduce(s)
+            | KernelSet::ReduceThenScan(s)
+            | KernelSet::SinglePass(s)
+            | KernelSet::StagedScan(s)
+            | KernelSet::OneTile(s)
+            | KernelSet::Select(s)
+            | KernelSet::SelectStaged(s) => s.block,
+            KernelSet::Check => 256,
+        }
+    }
+
+    /// Dynamic shared memory `entry` launches with, in bytes, for an operator of `elem_size`-byte
+    /// elements whose input map (if any) reads `in_size`-byte inputs: the staged kernels' tiles
+    /// (and the TMA form's block state); 0 for every other entry. (The staged scan maps in
+    /// place, so its tile holds elements; compaction's staged tile holds inputs.)
+    pub fn dynamic_smem(&self, entry: Entry, elem_size: usize, in_size: usize) -> usize {
+        match (self, entry) {
+            (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
+            (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
+            _ => 0,
+        }
+    }
+}
+
+/// What to generate for one operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    /// The kernels.
+    pub set: KernelSet,
+    /// Count every combine in a device global (`ms_combine_count`): for `monoscan lab` only.
+    pub instrument: bool,
+}
+
+impl KernelSpec {
+    /// A normal (uninstrumented) module.
+    pub fn new(set: KernelSet) -> Self {
+        KernelSpec {
+            set,
+            instrument: false,
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The TMA's view of a staged scan's input: a tensor map of 128-byte rows.
+
+use super::DevSlice;
+use crate::error::{Error, Result};
+use cudarc::driver::{sys, DeviceRepr};
+
+/// The TMA's view of a staged scan's input (`ms_tensor_map` in `templates/staged_scan.cu`):
+/// rows of 128 bytes, one per thread's run, in boxes of a tile's rows, with the 128-byte
+/// swizzle.
+#[repr(C, align(64))]
+pub(crate) struct TensorMap(sys::CUtensorMap);
+
+// SAFETY: a tensor map is 128 plain bytes that the driver copies into the kernel's parameter
+// space (`const __grid_constant__ ms_tensor_map`, 64-byte aligned on both sides).
+unsafe impl DeviceRepr for TensorMap {}
+
+impl TensorMap {
+    /// The map of the whole 128-byte rows of `input` (16-byte aligned), in boxes of
+    /// `rows_per_box` rows. A last, partial row is not mapped: the kernel copies the partial
+    /// last tile with `cp.async`.
+    pub(crate) fn rows128<T>(input: DevSlice<T>, rows_per_box: u32) -> Result<Self> {
+        let addr = input.addr();
+        let bytes = input.len().saturating_mul(std::mem::size_of::<T>() as u64);
+        let rows = bytes / 128;
+        if addr % 16 != 0
+            || rows == 0
+            || rows > i32::MAX as u64
+            || !(1..=256).contains(&rows_per_box)
+        {
+            return Err(Error::invalid(format!(
+                "no tensor map for {bytes} bytes at {addr:#x} in boxes of {rows_per_box} rows: the address must be 16-byte aligned, the rows (128 bytes each) 1 to 2^31 - 1, the box 1 to 256 rows"
+            )));
+        }
+        let dims = [128u64, rows];
+        let strides = [128u64];
+        let boxes = [128u32, rows_per_box];
+        let steps = [1u32, 1];
+        let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+        // SAFETY: cuTensorMapEncodeTiled only writes the 128-byte map and reads the four arrays
+        // (rank 2: two dimensions, one stride, two box sizes, two element steps), all alive
+        // here; the global address is stored, not dereferenced. The checks above meet its
+        // documented limits (16-byte aligned address, stride a multiple of 16, box sizes up to
+        // 256, inner box 128 bytes for the 128-byte swizzle).
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                map.as_mut_ptr(),
+                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                2,
+                addr as *mut std::ffi::c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                steps.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+            .result()?;
+        }
+        // SAFETY: the call succeeded, so the map is initialised (and zeroed before).
+        Ok(TensorMap(unsafe { map.assume_init() }))
+    }
+}

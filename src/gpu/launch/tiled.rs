@@ -1,0 +1,167 @@
+//! Launches of the register-tile kernels: the tiled reduce, reduce-then-scan's tile totals, and
+//! the one-tile scan.
+
+use super::{addr, config, holds, DevSlice};
+use crate::codegen::{Entry, KernelSet};
+use crate::error::{Error, Result};
+use crate::gpu::module::Loaded;
+use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
+
+/// `reduce_tiles(in, partials, n, tiles_per_block)` over `blocks` blocks, each folding a run
+/// of `tiles_per_block` tiles into `partials[block]`; through the input map when `mapped`.
+///
+/// # Safety
+/// `k` is a [`KernelSet::TiledReduce`] module rendered for element type `T`, and (when
+/// `mapped`) for an input map from `In`; unmapped, `In` is `T`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_tiles<In: DeviceRepr, T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    blocks: u64,
+    inp: DevSlice<In>,
+    partials: DevSlice<T>,
+    n: u64,
+    tiles_per_block: u64,
+) -> Result<()> {
+    let f = k.function(Entry::ReduceTiles, mapped)?;
+    let KernelSet::TiledReduce(shape) = k.set() else {
+        return Err(Error::invalid(
+            "internal: reduce_tiles needs a tiled-reduce module",
+        ));
+    };
+    holds("the input", &inp, n)?;
+    holds("the partials", &partials, blocks)?;
+    if blocks
+        .saturating_mul(tiles_per_block)
+        .saturating_mul(shape.tile())
+        < n
+    {
+        return Err(Error::invalid(
+            "internal: the reduce's grid does not cover its input",
+        ));
+    }
+    let (i, p) = (inp.addr(), partials.addr());
+    // SAFETY: kernel `(const in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block)`
+    // with in_t = In and ms_elem = T (the caller's obligation); in holds n elements, partials
+    // one per block, and blocks x tiles_per_block tiles cover n (all checked above).
+    unsafe {
+        s.launch_builder(f)
+            .arg(&i)
+            .arg(&p)
+            .arg(&n)
+            .arg(&tiles_per_block)
+            .launch(config(blocks, shape.block, 0))
+    }?;
+    Ok(())
+}
+
+/// `tile_totals(in, totals, n)`: the total of each tile, one block per tile; through the input
+/// map when `mapped`.
+///
+/// # Safety
+/// `k` is a [`KernelSet::ReduceThenScan`] module rendered for element type `T`, and (when
+/// `mapped`) for an input map from `In`; unmapped, `In` is `T`.
+pub(crate) unsafe fn tile_totals<In: DeviceRepr, T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    inp: DevSlice<In>,
+    totals: DevSlice<T>,
+    n: u64,
+) -> Result<()> {
+    let f = k.function(Entry::TileTotals, mapped)?;
+    let KernelSet::ReduceThenScan(shape) = k.set() else {
+        return Err(Error::invalid(
+            "internal: tile_totals needs a reduce-then-scan module",
+        ));
+    };
+    let tiles = n.div_ceil(shape.tile());
+    holds("the input", &inp, n)?;
+    holds("the totals", &totals, tiles)?;
+    let (i, t) = (inp.addr(), totals.addr());
+    // SAFETY: kernel `(const in_t* in, ms_elem* totals, ms_u64 n)` with in_t = In and ms_elem =
+    // T (the caller's obligation); in holds n elements, totals one per tile (checked above); the
+    // grid is one block per tile of n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&i)
+            .arg(&t)
+            .arg(&n)
+            .launch(config(tiles, shape.block, 0))
+    }?;
+    Ok(())
+}
+
+/// Arguments of `tile_scan`.
+pub(crate) struct TileScan<In, T> {
+    /// Input (n elements).
+    pub inp: DevSlice<In>,
+    /// Output (n elements; may be the input).
+    pub out: DevSlice<T>,
+    /// Elements.
+    pub n: u64,
+    /// One carry per tile (already including init).
+    pub carries: Option<DevSlice<T>>,
+    /// Exclusive scan (else inclusive).
+    pub exclusive: bool,
+    /// The seed when there are no carries and `has_init`.
+    pub init: T,
+    /// Whether `init` applies.
+    pub has_init: bool,
+    /// Where the last tile writes the total.
+    pub total: Option<DevSlice<T>>,
+}
+
+/// `tile_scan`, one block per tile (of the module's tile shape); through the input map when
+/// `mapped`.
+///
+/// # Safety
+/// `k` is a [`KernelSet::ReduceThenScan`], [`KernelSet::SinglePass`] or
+/// [`KernelSet::OneTile`] module rendered for element type `T`, and (when `mapped`) for an
+/// input map from `In`; unmapped, `In` is `T`.
+pub(crate) unsafe fn tile_scan<In: DeviceRepr, T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    a: &TileScan<In, T>,
+) -> Result<()> {
+    let f = k.function(Entry::TileScan, mapped)?;
+    let shape = match k.set() {
+        KernelSet::ReduceThenScan(s) | KernelSet::SinglePass(s) | KernelSet::OneTile(s) => s,
+        other => {
+            return Err(Error::invalid(format!(
+                "internal: tile_scan is not in {}",
+                other.name()
+            )))
+        }
+    };
+    let tiles = a.n.div_ceil(shape.tile());
+    holds("the input", &a.inp, a.n)?;
+    holds("the output", &a.out, a.n)?;
+    if let Some(c) = &a.carries {
+        holds("the carries", c, tiles)?;
+    }
+    if let Some(t) = &a.total {
+        holds("the total", t, 1)?;
+    }
+    let (i, o, c, t) = (a.inp.addr(), a.out.addr(), addr(a.carries), addr(a.total));
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const in_t* in, ms_elem* out, ms_u64 n, const ms_elem* carries, int
+    // exclusive, ms_elem init, int has_init, ms_elem* total_out)` with in_t = In and ms_elem = T
+    // (the caller's obligation); in and out hold n elements, carries (when set) one per tile,
+    // total (when set) one (checked above); one block per tile of n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&i)
+            .arg(&o)
+            .arg(&a.n)
+            .arg(&c)
+            .arg(&excl)
+            .arg(&a.init)
+            .arg(&has)
+            .arg(&t)
+            .launch(config(tiles, shape.block, 0))
+    }?;
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! Tuning: the typed knobs of the GPU kernels, the device limits they are checked against, and
+//! the shape policy that turns both into the tile shape of each kernel family.
+//!
+//! - [`Tuning`] is what a caller may change: tile shapes, the staged scan's tensor copies, its
+//!   L2 prefetch and the pacing of its first wave. Every field has a measured default
+//!   ([`Tuning::default`]); [`crate::Gpu::with_tuning`] validates and attaches a value. The
+//!   library reads none of these from the environment.
+//! - [`DeviceLimits`]: shared memory and threads per block and per SM, as the driver reports
+//!   them for a device ([`crate::DeviceInfo::limits`]), or an architecture's published figures
+//!   where code is generated without a device ([`DeviceLimits::for_arch`]).
+//! - [`policy`]: which [`TileShape`] each kernel family gets for an element size, given the
+//!   limits and the tuning. Code generation only renders the shape it is given.
+//! - [`PrefetchPlan`]: the per-launch L2 prefetch and pacing plan of the TMA kernels.
+
+mod limits;
+pub mod policy;
+mod prefetch;
+mod shape;
+
+pub use limits::DeviceLimits;
+pub use policy::Purpose;
+pub use prefetch::PrefetchPlan;
+pub use shape::{StateLayout, TileShape, STATE_SECTOR};
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// Threads and items per thread of a tile, and optionally the look-back's predecessors per
+/// lane: a shape a caller asks for instead of the policy's choice. Parses from
+/// `<threads>x<items>[x<lookback>]` (`"256x32"`, `"192x32x2"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShapeChoice {
+    /// Threads per block: a multiple of 32, at most 1024.
+    pub threads: u32,
+    /// Consecutive elements per thread, at least 1.
+    pub items: u32,
+    /// Predecessors each lane of the look-back warp inspects per step, 1 to 8 (`None`: the
+    /// policy's, one).
+    pub lookback: Option<u32>,
+}
+
+impl ShapeChoice {
+    /// `threads` x `items`, the policy's look-back.
+    pub fn new(threads: u32, items: u32) -> Self {
+        ShapeChoice {
+            threads,
+            items,
+            lookback: None,
+        }
+    }
+
+    /// The same shape with `lookback` predecessors per lane.
+    pub fn with_lookback(mut self, lookback: u32) -> Self {
+        self.lookback = Some(lookback);
+        self
+    }
+
+    fn validate(&self, what: &str, max_items: u32) -> Result<()> {
+        let lookback_ok = self.lookback.is_none_or(|lb| (1..=8).contains(&lb));
+        if self.threads == 0
+            || self.threads % 32 != 0
+            || self.threads > 1024
+            || self.items == 0
+            || self.items > max_items
+            || !lookback_ok
+        {
+            return Err(Error::invalid(format!(
+                "{what} shape {self}: threads must be a multiple of 32 up to 1024, items 1 to {max_items}, look-back 1 to 8"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for ShapeChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.threads, self.items)?;
+        if let Some(lb) = self.lookback {
+            write!(f, "x{lb}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for ShapeChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let parts: Vec<Option<u32>> = s.split('x').map(|p| p.trim().parse().ok()).collect();
+        match parts.as_slice() {
+            [Some(t), Some(i)] => Ok(ShapeChoice::new(*t, *i)),
+            [Some(t), Some(i), Some(lb)] => Ok(ShapeChoice::new(*t, *i).with_lookback(*lb)),
+            _ => Err(Error::invalid(format!(
+                "shape `{s}`: expected <threads>x<items>[x<lookback>], such as 256x32"
+            ))),
+        }
+    }
+}
+
+/// How fast the TMA kernels issue the first wave's tile copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pace {
+    /// At [`Tuning::DEFAULT_PACE_SHARE`] of the device's peak DRAM bandwidth (no pacing where
+    /// the driver reports no bandwidth).
+    Auto,
+    /// Not paced: every resident block issues its copy at once.
+    Off,
+    /// At this many GB/s of input (1 to 1,000,000).
+    Gbps(u32),
+}
+
+/// The kernels' tuning: a typed value with measured defaults, attached to a [`crate::Gpu`]
+/// with [`crate::Gpu::with_tuning`].
+///
+/// Every `None` shape leaves the choice to the shape policy ([`policy`]), which derives it from
+/// the element size and the device's limits. Results never depend on the tuning: every shape
+/// and plan computes the same scan (exactly for exact operators), only at another speed.
+///
+/// ```
+/// use monoscan::tuning::{Pace, ShapeChoice, Tuning};
+/// let tuning = Tuning {
+///     staged: Some("256x32".parse()?),
+///     prefetch_kib: 0,
+///     pace: Pace::Off,
+///     ..Tuning::default()
+/// };
+/// tuning.validate()?;
+/// assert_eq!(tuning.staged, Some(ShapeChoice::new(256, 32)));
+/// assert!(Tuning { pace_waves: 65, ..Tuning::default() }.validate().is_err());
+/// # Ok::<(), monoscan::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    /// Register tiles: the single-pass scan's (`Purpose::SinglePass`), the tiled reduce's and
+    /// the reduce-then-scan's (`Purpose::Tiles`).
+    pub tile: Option<ShapeChoice>,
+    /// The one-launch scan of inputs that fit one small tile (`Purpose::OneTile`).
+    pub one_tile: Option<ShapeChoice>,
+    /// The staged single-pass scan's tile (`Purpose::Staged`, sm_80 and newer).
+    pub staged: Option<ShapeChoice>,
+    /// Stream compaction's staged tile (items up to 32, a whole number of 16-byte chunks per
+    /// thread, a tile within the static shared memory limit).
+    pub select: Option<ShapeChoice>,
+    /// Whether staged tiles of 128-byte rows arrive by tensor copies (the TMA, sm_90 and newer)
+    /// instead of `cp.async`.
+    pub tma: bool,
+    /// How far ahead of its own tile a block of a TMA kernel asks L2 to prefetch, in KiB
+    /// (0: no prefetching; at most 1 GiB).
+    pub prefetch_kib: u32,
+    /// Whether the tiles the launch's resident blocks claim at once (the first wave) are left
+    /// out of the prefetch: they are being loaded directly at that moment.
+    pub skip_first_wave: bool,
+    /// The pace of the first waves' tensor copies.
+    pub pace: Pace,
+    /// How many first waves of tiles are paced (0 to 64; 0: none).
+    pub pace_waves: u32,
+}
+
+impl Tuning {
+    /// The default prefetch distance, 3 MiB: the best of 0, 3, 6 and 9 MiB on an H200 (sum
+    /// i32 0.85 of copy against 0.77 without). Further ahead L2 evicts prefetched tiles before
+    /// they are claimed: 12 MiB was slower than none.
+    pub const DEFAULT_PREFETCH_KIB: u32 = 3 << 10;
+
+    /// The default pace of the first wave, as a share of the device's peak DRAM bandwidth:
+    /// 0.7, about 3,400 GB/s on an H200, where 3,000 and 3,500 GB/s paced sum i32 at 2^28
+    /// best.
+    pub const DEFAULT_PACE_SHARE: f64 = 0.7;
+
+    /// Checks every field against its domain.
+    pub fn validate(&self) -> Result<()> {
+        for (what, shape, max_items) in [
+            ("tile", self.tile, 4096),
+            ("one-tile", self.one_tile, 4096),
+            ("staged", self.staged, 4096),
+            ("select", self.select, 32),
+        ] {
+            if let Some(s) = shape {
+                s.validate(what, max_items)?;
+            }
+        }
+        if self.one_tile.is_some_and(|s| s.lookback.is_some())
+            || self.select.is_some_and(|s| s.lookback.is_some())
+        {
+            return Err(Error::invalid(
+                "the one-tile and select shapes take no look-back part (<threads>x<items>)",
+            ));
+        }
+        if self.prefetch_kib > 1 << 20 {
+            return Err(Error::invalid(format!(
+                "prefetch distance {} KiB: at most {} KiB (1 GiB)",
+                self.prefetch_kib,
+                1 << 20
+            )));
+        }
+        if let Pace::Gbps(g) = self.pace {
+            if !(1..=1_000_000).contains(&g) {
+                return Err(Error::invalid(format!(
+                    "pace {g} GB/s: expected 1 to 1000000 (or Pace::Off)"
+                )));
+            }
+        }
+        if self.pace_waves > 64 {
+            return Err(Error::invalid(format!(
+                "{} paced waves: at most 64",
+                self.pace_waves
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            tile: None,
+            one_tile: None,
+            staged: None,
+            select: None,
+            tma: true,
+            prefetch_kib: Tuning::DEFAULT_PREFETCH_KIB,
+            skip_first_wave: true,
+            pace: Pace::Auto,
+            // One first wave paced better than two or four.
+            pace_waves: 1,
+        }
+    }
+}
+
+impl fmt::Display for Tuning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape = |s: Option<ShapeChoice>| s.map_or("auto".to_string(), |s| s.to_string());
+        let pace = match self.pace {
+            Pace::Auto => format!("auto ({} of peak DRAM)", Tuning::DEFAULT_PACE_SHARE),
+            Pace::Off => "off".to_string(),
+            Pace::Gbps(g) => format!("{g} GB/s"),
+        };
+        write!(
+            f,
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s)",
+            shape(self.tile),
+            shape(self.one_tile),
+            shape(self.staged),
+            shape(self.select),
+            if self.tma { "on" } else { "off" },
+            self.prefetch_kib,
+            if self.skip_first_wave { " past the first wave" } else { "" },
+            self.pace_waves
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_and_print() {
+        let s: ShapeChoice = "352x32".parse().unwrap();
+        assert_eq!(s, ShapeChoice::new(352, 32));
+        assert_eq!(s.to_string(), "352x32");
+        let s: ShapeChoice = " 192 x 32 x 2 ".parse().unwrap();
+        assert_eq!(s, ShapeChoice::new(192, 32).with_lookback(2));
+        for bad in ["", "128", "128x", "x32", "1x2x3x4", "-1x2"] {
+            assert!(bad.parse::<ShapeChoice>().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn validation_names_the_bad_field() {
+        assert!(Tuning::default().validate().is_ok());
+        let bad = [
+            Tuning {
+                tile: Some(ShapeChoice::new(33, 8)),
+                ..Tuning::default()
+            },
+            Tuning {
+                staged: Some(ShapeChoice::new(256, 0)),
+                ..Tuning::default()
+            },
+            Tuning {
+                tile: Some(ShapeChoice::new(256, 8).with_lookback(9)),
+                ..Tuning::default()
+            },
+            Tuning {
+                select: Some(ShapeChoice::new(128, 33)),
+                ..Tuning::default()
+            },
+            Tuning {
+                one_tile: Some(ShapeChoice::new(128, 4).with_lookback(1)),
+                ..Tuning::default()
+            },
+            Tuning {
+                prefetch_kib: (1 << 20) + 1,
+                ..Tuning::default()
+            },
+            Tuning {
+                pace: Pace::Gbps(0),
+                ..Tuning::default()
+            },
+            Tuning {
+                pace_waves: 65,
+                ..Tuning::default()
+            },
+        ];
+        for t in bad {
+            assert!(t.validate().is_err(), "{t:?}");
+        }
+        let text = Tuning::default().to_string();
+        assert!(text.contains("prefetch 3072 KiB"), "{text}");
+    }
+}

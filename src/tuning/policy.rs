@@ -1,0 +1,473 @@
+//! The shape policy: which tile shape each kernel family gets, for an element size on a device,
+//! under a [`Tuning`]. Code generation renders whatever shape it is given; every choice of
+//! shape lives here.
+
+use super::{DeviceLimits, ShapeChoice, StateLayout, TileShape, Tuning};
+use crate::error::{Error, Result};
+
+/// What a tile shape is for: the single-pass scan prefers larger tiles (fewer look-back
+/// steps), the reduce and the reduce-then-scan smaller ones (more blocks in flight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Purpose {
+    /// The single-pass scan with its tile in registers.
+    SinglePass,
+    /// The tiled reduce and the reduce-then-scan.
+    Tiles,
+    /// The staged single-pass scan (tiles copied into shared memory; sm_80 and newer).
+    Staged,
+    /// Inputs that fit one small tile (about 4 KiB): one launch of one block.
+    OneTile,
+}
+
+impl Purpose {
+    /// Every purpose.
+    pub const ALL: [Purpose; 4] = [
+        Purpose::SinglePass,
+        Purpose::Tiles,
+        Purpose::Staged,
+        Purpose::OneTile,
+    ];
+}
+
+/// One predecessor per lane: wider windows (2 to 8 per lane) were measured slower, their
+/// registers costing a resident block per SM.
+const LOOKBACK: u32 = 1;
+
+/// The tile shape for elements of `size` bytes on a device with `limits`, for `purpose`:
+/// the tuning's shape where it sets one, else the policy's.
+///
+/// ```
+/// use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
+/// let h100 = DeviceLimits::for_arch(90);
+/// // The staged scan of i32 on sm_90: 352 threads of one 128-byte row each, by tensor copies.
+/// let s = policy::tile_shape(4, &h100, &Tuning::default(), Purpose::Staged)?;
+/// assert!(s.staged && s.tma);
+/// assert_eq!((s.block, s.items, s.min_blocks), (352, 32, 5));
+/// # Ok::<(), monoscan::Error>(())
+/// ```
+pub fn tile_shape(
+    size: usize,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+    purpose: Purpose,
+) -> Result<TileShape> {
+    let layout = StateLayout::for_size(size);
+    match purpose {
+        Purpose::Staged => staged_shape(size, limits, tuning, layout),
+        Purpose::OneTile => {
+            if let Some(c) = tuning.one_tile {
+                return check(
+                    TileShape::new(c.threads, c.items, layout, LOOKBACK),
+                    size,
+                    limits,
+                );
+            }
+            // Up to 256 threads and 4 KiB (1,024 i32, 16 bytes per thread): a one-tile scan's
+            // time is launch and memory latency, and fewer padding items shorten its fold and
+            // scan.
+            let mut shape = TileShape::new(256, (16 / size.max(1)).max(1) as u32, layout, LOOKBACK);
+            while (shape.tile_bytes(size) > 4096
+                || shape.smem_bytes(size) > limits.shared_per_block as usize)
+                && shape.block > 32
+            {
+                shape.block /= 2;
+            }
+            check(shape, size, limits)
+        }
+        Purpose::SinglePass | Purpose::Tiles => {
+            if let Some(c) = tuning.tile {
+                let lookback = c.lookback.unwrap_or(LOOKBACK);
+                return check(
+                    TileShape::new(c.threads, c.items, layout, lookback),
+                    size,
+                    limits,
+                );
+            }
+            // Measured on an H100: the single-pass scan wants large tiles, since its
+            // look-back chain, not bandwidth, limits it; the reduce and reduce-then-scan
+            // reach bandwidth with about 16 KiB per tile and more blocks in flight.
+            let (block, items) = match (purpose, size) {
+                (Purpose::SinglePass, 0..=4) => (256, 32),
+                (Purpose::SinglePass, 5..=16) => (128, 16),
+                (Purpose::SinglePass, 17..=32) => (128, 8),
+                (Purpose::Tiles, 0..=1) => (256, 32),
+                (Purpose::Tiles, 2) => (256, 24),
+                (Purpose::Tiles, 3..=4) => (256, 16),
+                (_, 5..=8) => (256, 8),
+                // 32 KiB tiles: the deterministic (reduce-then-scan) Affine f64 2^26 on an
+                // H200 at 0.626 of copy against 0.570 for 128x8.
+                (Purpose::Tiles, 9..=16) => (128, 16),
+                (_, 9..=16) => (128, 8),
+                (_, 17..=32) => (128, 4),
+                (_, 33..=64) => (128, 2),
+                _ => (64, 1),
+            };
+            let mut shape = TileShape::new(block, items, layout, LOOKBACK);
+            let limit = limits.shared_per_block as usize;
+            while shape.smem_bytes(size) > limit && shape.items > 1 {
+                shape.items /= 2;
+            }
+            while shape.smem_bytes(size) > limit && shape.block > 32 {
+                shape.block /= 2;
+            }
+            check(shape, size, limits)
+        }
+    }
+}
+
+/// Whether elements of `size` bytes in tiles of `items` per thread can be staged: the size
+/// divides 16 and each thread's run is a power-of-two number of 16-byte chunks.
+fn stageable(size: usize, items: u32, cc: u32) -> bool {
+    cc >= 80
+        && size > 0
+        && 16 % size == 0
+        && (items as usize * size) % 16 == 0
+        && (items as usize * size / 16).is_power_of_two()
+}
+
+/// The staged scan's shape (`staged == false` when elements of `size` bytes cannot be staged
+/// on this device).
+fn staged_shape(
+    size: usize,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+    layout: StateLayout,
+) -> Result<TileShape> {
+    let tma = tuning.tma && limits.cc >= 90;
+    let (block, items, lookback) = match tuning.staged {
+        Some(c) => (c.threads, c.items, c.lookback.unwrap_or(LOOKBACK)),
+        // Measured on an H200: residency is bounded by shared memory. With cp.async, many
+        // blocks of 16 KiB tiles (128 threads, 13 blocks per SM) keep the most bytes in flight
+        // for elements up to 8 bytes, and 16-byte elements do best with 32 KiB tiles of 256
+        // threads. The TMA form, whose state sits in the tile's buffer, does best with the
+        // largest tiles that five blocks fit: 44 KiB, 352 threads of one 128-byte row each
+        // (two tensor copies per tile): sum i32 0.895 of copy against 0.887 with 24 KiB tiles
+        // of 192 threads. Tiles that leave more shared memory unused lose: 320 threads 0.887,
+        // 384 threads 0.881.
+        None => match size {
+            1 | 2 | 4 | 8 | 16 if tma => (352, (128 / size) as u32, LOOKBACK),
+            0..=8 => (128, (128 / size.max(1)) as u32, LOOKBACK),
+            _ => (256, 8, LOOKBACK),
+        },
+    };
+    let mut shape = TileShape::new(block, items, layout, lookback);
+    shape.staged = stageable(size, items, limits.cc);
+    shape.tma = shape.staged && tma && shape.tma_fits(size);
+    if shape.block == 0
+        || shape.block % 32 != 0
+        || shape.block > 1024
+        || !(1..=8).contains(&lookback)
+    {
+        return Err(Error::invalid(format!(
+            "staged shape {block}x{items}x{lookback}: threads must be a multiple of 32 up to 1024, look-back 1 to 8"
+        )));
+    }
+    let smem = shape.staged_smem_bytes(size);
+    if smem > limits.shared_per_block_optin as usize {
+        return Err(Error::invalid(format!(
+            "staged shape {block}x{items} needs {smem} bytes of shared memory (the device allows {} per block)",
+            limits.shared_per_block_optin
+        )));
+    }
+    if shape.tma {
+        // As many blocks per SM as shared memory allows: registers must never lower it.
+        shape.min_blocks = limits.blocks_per_sm(shape.block, smem);
+    }
+    Ok(shape)
+}
+
+fn check(shape: TileShape, size: usize, limits: &DeviceLimits) -> Result<TileShape> {
+    if shape.block == 0
+        || shape.block % 32 != 0
+        || shape.block > 1024
+        || shape.items == 0
+        || !(1..=8).contains(&shape.lookback)
+    {
+        return Err(Error::invalid(format!(
+            "tile shape {}x{}x{}: threads must be a multiple of 32 up to 1024, items at least 1, look-back 1 to 8",
+            shape.block, shape.items, shape.lookback
+        )));
+    }
+    let limit = limits.shared_per_block as usize;
+    if shape.smem_bytes(size) > limit {
+        return Err(Error::invalid(format!(
+            "elements of {size} bytes are too large: a tile of {}x{} needs {} bytes of shared memory (the device allows {limit} per block)",
+            shape.block,
+            shape.items,
+            shape.smem_bytes(size)
+        )));
+    }
+    Ok(shape)
+}
+
+/// The tile of stream compaction's register kernel (`select_registers`) for input elements of
+/// `in_size` bytes (the kernel scans u32 keep counts): 256 threads of up to 64 bytes each, at
+/// most 16 items per thread (one bit each), fewer threads where the transposition buffer of
+/// raw elements would pass the static shared memory limit.
+pub fn select_shape(in_size: usize, limits: &DeviceLimits) -> Result<TileShape> {
+    let limit = limits.shared_per_block as usize;
+    let mut shape = TileShape::new(
+        256,
+        (64 / in_size.max(1)).clamp(1, 16) as u32,
+        StateLayout::for_size(4),
+        LOOKBACK,
+    );
+    let smem = |s: &TileShape| {
+        (s.block as usize / 32)
+            .saturating_mul(33 * s.items as usize)
+            .saturating_mul(in_size)
+            .saturating_add(64)
+    };
+    while smem(&shape) > limit && shape.block > 32 {
+        shape.block /= 2;
+    }
+    if smem(&shape) > limit {
+        return Err(Error::invalid(format!(
+            "elements of {in_size} bytes are too large for fused compaction (at most {} bytes)",
+            (limit - 64) / 33
+        )));
+    }
+    check(shape, 4, limits)
+}
+
+/// The tile of the staged select kernel (`select_staged`: the tile copied into shared memory,
+/// no elements held in registers while the block looks back) for input elements of `in_size`
+/// bytes: 128 threads, tiles of 16 KiB (4 KiB and 8 KiB for 1- and 2-byte elements, at most 32
+/// rounds per warp: one ballot per lane), or the tuning's `select` shape. `None` where it does
+/// not apply (before sm_80, or sizes other than 1, 2, 4, 8 and 16 bytes): the register kernel
+/// ([`select_shape`]) runs instead.
+pub fn select_staged_shape(
+    in_size: usize,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> Result<Option<TileShape>> {
+    if limits.cc < 80 || !matches!(in_size, 1 | 2 | 4 | 8 | 16) {
+        return Ok(None);
+    }
+    let ShapeChoice { threads, items, .. } = tuning.select.unwrap_or(ShapeChoice::new(
+        128,
+        (16 * 1024 / (128 * in_size)).min(32) as u32,
+    ));
+    let mut shape = TileShape::new(threads, items, StateLayout::for_size(4), LOOKBACK);
+    shape.staged = true;
+    // One bulk copy per tile and an L2 prefetch ahead (sm_90 and newer), as the staged scan's
+    // TMA form.
+    shape.tma = limits.cc >= 90 && tuning.tma;
+    let bytes = shape.tile_bytes(in_size);
+    let limit = limits.shared_per_block as usize;
+    if threads == 0
+        || threads % 32 != 0
+        || threads > 1024
+        || !(1..=32).contains(&items)
+        || bytes % (16 * threads as usize) != 0
+        || bytes > limit
+    {
+        return Err(Error::invalid(format!(
+            "select shape {threads}x{items} for {in_size}-byte elements: threads must be a multiple of 32 up to 1024, items 1 to 32, whole 16-byte chunks per thread and at most {limit} bytes per tile"
+        )));
+    }
+    Ok(Some(shape))
+}
+
+/// Threads per block of the textbook kernels for elements of `size` bytes: the largest power
+/// of two up to 1024 whose Brent-Kung section (2 x threads elements) fits in static shared
+/// memory.
+pub fn textbook_block(size: usize, limits: &DeviceLimits) -> Result<u32> {
+    let limit = limits.shared_per_block as usize;
+    let mut block = 1024u32;
+    while block >= 32 && (2 * block as usize + 1).saturating_mul(size) > limit {
+        block /= 2;
+    }
+    if block < 32 {
+        return Err(Error::invalid(format!(
+            "elements of {size} bytes are too large for the textbook kernels (at most {} bytes)",
+            limit / 65
+        )));
+    }
+    Ok(block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hopper() -> DeviceLimits {
+        DeviceLimits::for_arch(90)
+    }
+
+    fn shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
+        tile_shape(
+            size,
+            &DeviceLimits::for_arch(cc),
+            &Tuning::default(),
+            purpose,
+        )
+    }
+
+    #[test]
+    fn shapes_fit_shared_memory() {
+        for purpose in [Purpose::SinglePass, Purpose::Tiles, Purpose::OneTile] {
+            for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+                let s = shape(size, 90, purpose).unwrap();
+                assert!(s.smem_bytes(size) <= 48 * 1024, "size {size}: {s:?}");
+                assert_eq!(s.layout, StateLayout::for_size(size));
+            }
+            assert!(shape(10_000, 90, purpose).is_err());
+        }
+    }
+
+    #[test]
+    fn one_tile_shapes_are_small_and_never_larger_than_single_pass_tiles() {
+        let one = shape(4, 90, Purpose::OneTile).unwrap();
+        assert_eq!((one.block, one.items, one.tile()), (256, 4, 1024));
+        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+            let one = shape(size, 90, Purpose::OneTile).unwrap();
+            let sp = shape(size, 90, Purpose::SinglePass).unwrap();
+            assert!(
+                one.tile() * size as u64 <= 4096 || one.block == 32,
+                "size {size}: {one:?}"
+            );
+            assert!(one.tile() <= sp.tile(), "size {size}: {one:?} vs {sp:?}");
+        }
+    }
+
+    #[test]
+    fn the_tuning_overrides_the_policy_and_is_checked_against_the_device() {
+        let t = Tuning {
+            tile: Some(ShapeChoice::new(128, 4).with_lookback(3)),
+            one_tile: Some(ShapeChoice::new(64, 2)),
+            staged: Some(ShapeChoice::new(256, 32)),
+            ..Tuning::default()
+        };
+        let s = tile_shape(4, &hopper(), &t, Purpose::SinglePass).unwrap();
+        assert_eq!((s.block, s.items, s.lookback), (128, 4, 3));
+        let s = tile_shape(4, &hopper(), &t, Purpose::OneTile).unwrap();
+        assert_eq!((s.block, s.items), (64, 2));
+        let s = tile_shape(4, &hopper(), &t, Purpose::Staged).unwrap();
+        assert_eq!((s.block, s.items, s.staged, s.tma), (256, 32, true, true));
+        // A staged tile larger than the device allows a block: an error, not a launch failure.
+        let huge = Tuning {
+            staged: Some(ShapeChoice::new(1024, 64)),
+            ..Tuning::default()
+        };
+        assert!(tile_shape(4, &hopper(), &huge, Purpose::Staged).is_err());
+        let big = Tuning {
+            tile: Some(ShapeChoice::new(1024, 64)),
+            ..Tuning::default()
+        };
+        assert!(tile_shape(4, &hopper(), &big, Purpose::Tiles).is_err());
+    }
+
+    #[test]
+    fn select_shapes_fit_and_keep_a_bit_per_item() {
+        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700, 1400] {
+            let s = select_shape(size, &hopper()).unwrap();
+            assert!(s.items <= 16 && s.block >= 32, "size {size}: {s:?}");
+            assert!((s.block as usize / 32) * 33 * s.items as usize * size + 64 <= 48 * 1024);
+            assert_eq!(s.layout, StateLayout::Packed64);
+        }
+        assert_eq!(select_shape(4, &hopper()).unwrap().tile(), 4096);
+        assert!(select_shape(2000, &hopper()).is_err());
+    }
+
+    #[test]
+    fn staged_select_shapes_are_whole_chunks_per_thread() {
+        let t = Tuning::default();
+        for size in [1, 2, 4, 8, 16] {
+            let s = select_staged_shape(size, &hopper(), &t).unwrap().unwrap();
+            assert!(
+                s.staged && s.items <= 32 && s.block == 128,
+                "size {size}: {s:?}"
+            );
+            let bytes = s.tile_bytes(size);
+            assert!(
+                bytes <= 16 * 1024 && bytes % (16 * 128) == 0,
+                "size {size}: {bytes}"
+            );
+            assert!(s.tma, "size {size}: {s:?}");
+            let ampere = DeviceLimits::for_arch(80);
+            assert!(!select_staged_shape(size, &ampere, &t).unwrap().unwrap().tma);
+        }
+        assert_eq!(
+            select_staged_shape(4, &hopper(), &t)
+                .unwrap()
+                .unwrap()
+                .tile(),
+            4096
+        );
+        let turing = DeviceLimits::for_arch(75);
+        assert!(select_staged_shape(4, &turing, &t).unwrap().is_none());
+        assert!(select_staged_shape(12, &hopper(), &t).unwrap().is_none());
+        assert!(select_staged_shape(32, &hopper(), &t).unwrap().is_none());
+        for bad in ["33x32", "128x33", "128x1", "1024x32"] {
+            let t = Tuning {
+                select: Some(bad.parse().unwrap()),
+                ..Tuning::default()
+            };
+            assert!(select_staged_shape(4, &hopper(), &t).is_err(), "{bad}");
+        }
+        let t = Tuning {
+            select: Some(ShapeChoice::new(256, 16)),
+            ..Tuning::default()
+        };
+        let s = select_staged_shape(4, &hopper(), &t).unwrap().unwrap();
+        assert_eq!((s.block, s.items, s.tile()), (256, 16, 4096));
+    }
+
+    #[test]
+    fn tma_loads_staged_tiles_of_128_byte_runs_on_sm90() {
+        for size in [1, 2, 4, 8, 16] {
+            let s = shape(size, 90, Purpose::Staged).unwrap();
+            assert!(s.staged && s.tma, "size {size}: {s:?}");
+            assert_eq!(s.items as usize * size, 128);
+            let state = s.tma_state_bytes(size);
+            assert_eq!(s.staged_smem_bytes(size), s.tile() as usize * size + state);
+            assert!(state % 16 == 0 && state >= (s.block as usize / 32 + 1) * size + 4 + 8);
+            let older = shape(size, 80, Purpose::Staged).unwrap();
+            assert!(older.staged && !older.tma, "size {size}: {older:?}");
+            assert_eq!(older.staged_smem_bytes(size), older.tile() as usize * size);
+            assert_eq!(older.min_blocks, 0);
+        }
+        // An H100's or H200's 228 KiB (1 KiB reserved per block) hold 5 of the TMA form's
+        // 44 KiB tiles with their state (two boxes of 176 rows each), 13 of the cp.async
+        // form's 16 KiB i32 tiles, and 6 of its 32 KiB tiles of 16-byte elements.
+        for size in [1, 2, 4, 8, 16] {
+            let s = shape(size, 90, Purpose::Staged).unwrap();
+            assert_eq!((s.block, s.min_blocks), (352, 5), "{size}");
+            assert_eq!((s.tma_boxes(), s.tma_rows()), (2, 176), "{size}");
+        }
+        let older = shape(4, 80, Purpose::Staged).unwrap();
+        let h100 = hopper();
+        assert_eq!(older.block, 128);
+        assert_eq!(
+            h100.blocks_per_sm(older.block, older.staged_smem_bytes(4)),
+            13
+        );
+        let affine = shape(16, 80, Purpose::Staged).unwrap();
+        assert_eq!(affine.block, 256);
+        assert_eq!(
+            h100.blocks_per_sm(affine.block, affine.staged_smem_bytes(16)),
+            6
+        );
+        assert!(!shape(12, 90, Purpose::Staged).unwrap().tma);
+        assert!(!shape(4, 90, Purpose::SinglePass).unwrap().tma);
+        let s = shape(4, 90, Purpose::Staged).unwrap();
+        assert_ne!(s.name(), TileShape { tma: false, ..s }.name());
+        // Tensor copies off: the cp.async form's shape on sm_90 too.
+        let off = Tuning {
+            tma: false,
+            ..Tuning::default()
+        };
+        let s = tile_shape(4, &h100, &off, Purpose::Staged).unwrap();
+        assert!(s.staged && !s.tma && s.block == 128, "{s:?}");
+    }
+
+    #[test]
+    fn textbook_blocks() {
+        assert_eq!(textbook_block(4, &hopper()).unwrap(), 1024);
+        assert_eq!(textbook_block(16, &hopper()).unwrap(), 1024);
+        assert_eq!(textbook_block(32, &hopper()).unwrap(), 512);
+        assert!(textbook_block(1000, &hopper()).is_err());
+        assert!(textbook_block(usize::MAX, &hopper()).is_err());
+    }
+}

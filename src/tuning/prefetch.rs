@@ -1,0 +1,197 @@
+//! The L2 prefetch and pacing plan of one launch of a TMA kernel (the staged scan and stream
+//! compaction on sm_90 and newer): how far ahead of its own tile a block asks L2 for a tile, and
+//! when the first wave's copies may be issued (`ms_prefetch` in `templates/lib/tma.cuh`).
+
+use super::{Pace, Tuning};
+use crate::error::{Error, Result};
+
+/// The L2 prefetch plan of one launch of a TMA kernel, and the pacing of its first wave's
+/// copies, passed to it by value (`ms_prefetch` in `templates/lib/tma.cuh`, the same four
+/// words).
+///
+/// The block that claims tile `t` asks L2 for tile `t + ahead`, unless that tile is one of the
+/// launch's first `first_wave`: the resident blocks claim those at once and load them directly,
+/// and asking L2 for a tile that another block's tensor copy is fetching at the same moment
+/// only adds traffic while the whole first wave waits for its data. So every tile past the
+/// first wave is asked for once. With `first_wave` 0 every block asks; with `ahead` 0 none
+/// does. The block's threads ask for that tile's 128-byte rows (in the staged scan each thread
+/// its own) once the block's own copies are issued: a bulk prefetch queued ahead of them
+/// delays them.
+///
+/// The block that claims tile `t < paced` issues its copy and its prefetch no earlier than the
+/// launch's clock (the global timer as tile 0's claimant read it) plus `t * pace_ps`, so that
+/// the first wave's copies reach DRAM in tile order and land in that order. Otherwise the whole
+/// wave lands together several microseconds in and then looks back at once. Pacing only ever
+/// delays a copy; it never changes what is read.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefetchPlan {
+    /// Tiles ahead of its own that a block asks L2 for (0: no prefetching).
+    pub ahead: u32,
+    /// Tiles the launch's resident blocks claim at once, none of which is prefetched.
+    pub first_wave: u32,
+    /// Picoseconds between the earliest issue times of consecutive paced tiles (0: no pacing).
+    pub pace_ps: u32,
+    /// How many of the launch's first tiles are paced.
+    pub paced: u32,
+}
+
+impl PrefetchPlan {
+    /// The plan under `tuning` for a launch of `tiles` tiles of `tile_bytes` when `resident`
+    /// blocks fit the device at once, on a device of `mem_gbps` peak DRAM bandwidth (0:
+    /// unknown, no pacing unless the tuning sets a rate).
+    ///
+    /// A launch that fits in one wave is not paced: no later tile waits for its tiles to end,
+    /// and pacing would only delay its last copies (on an H200, sum i32 at 2^22, 373 tiles, ran
+    /// at 0.52 of copy paced against 0.58 unpaced; at 2^23, 745 tiles, 0.70 against 0.64).
+    ///
+    /// ```
+    /// use monoscan::tuning::{Pace, PrefetchPlan, Tuning};
+    /// let t = Tuning::default();
+    /// // 24 KiB tiles, 132 SMs of 9 blocks: 3 MiB is 128 tiles ahead; the first 1188 tiles
+    /// // are loaded directly, and the blocks of tiles 1060..1188 prefetch tiles 1188..1316.
+    /// let plan = PrefetchPlan::new(&t, 24 << 10, 10_000, 132 * 9, 4800)?;
+    /// assert_eq!((plan.ahead, plan.first_wave), (128, 1188));
+    /// // Those 1188 tiles are paced at 0.7 x 4800 = 3360 GB/s: 24 KiB every 7.32 ns.
+    /// assert_eq!((plan.pace_ps, plan.paced), (7315, 1188));
+    /// // With an unknown bandwidth, or a launch of one wave, nothing is paced.
+    /// assert_eq!(PrefetchPlan::new(&t, 24 << 10, 10_000, 132 * 9, 0)?.pace_ps, 0);
+    /// assert_eq!(PrefetchPlan::new(&t, 24 << 10, 1188, 132 * 9, 4800)?.pace_ps, 0);
+    /// let off = Tuning { pace: Pace::Off, prefetch_kib: 0, ..Tuning::default() };
+    /// assert_eq!(PrefetchPlan::new(&off, 24 << 10, 10_000, 1188, 4800)?.target(5000), None);
+    /// assert_eq!(plan.target(1059), None);
+    /// assert_eq!(plan.target(1060), Some(1188));
+    /// # Ok::<(), monoscan::Error>(())
+    /// ```
+    pub fn new(
+        tuning: &Tuning,
+        tile_bytes: usize,
+        tiles: u64,
+        resident: u32,
+        mem_gbps: u32,
+    ) -> Result<Self> {
+        let ahead = (u64::from(tuning.prefetch_kib) << 10) / tile_bytes.max(1) as u64;
+        let first_wave = if tuning.skip_first_wave { resident } else { 0 };
+        let gbps = match tuning.pace {
+            Pace::Off => 0,
+            Pace::Gbps(g) => g,
+            Pace::Auto => (f64::from(mem_gbps) * Tuning::DEFAULT_PACE_SHARE) as u32,
+        };
+        let (pace_ps, paced) = if gbps == 0
+            || tuning.pace_waves == 0
+            || tiles <= u64::from(resident)
+        {
+            (0, 0)
+        } else {
+            // bytes / (GB/s) = ns, so bytes * 1000 / (GB/s) = ps.
+            let ps = (tile_bytes as u64)
+                .saturating_mul(1000)
+                .div_ceil(u64::from(gbps));
+            let pace_ps = u32::try_from(ps).map_err(|_| {
+                    Error::invalid(format!(
+                        "a pace of {gbps} GB/s would space tiles of {tile_bytes} bytes more than 4 ms apart"
+                    ))
+                })?;
+            (pace_ps, resident.saturating_mul(tuning.pace_waves))
+        };
+        Ok(PrefetchPlan {
+            ahead: u32::try_from(ahead).unwrap_or(u32::MAX),
+            first_wave,
+            pace_ps,
+            paced,
+        })
+    }
+
+    /// The tile that the block claiming `tile` asks L2 for, if any: the kernel's rule, before
+    /// its check that the target is a full tile of the input.
+    pub fn target(&self, tile: u32) -> Option<u32> {
+        let target = u64::from(tile) + u64::from(self.ahead);
+        (self.ahead != 0 && target >= u64::from(self.first_wave))
+            .then(|| u32::try_from(target).ok())
+            .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefetch_distance_is_bytes_over_tile_bytes() {
+        let t = Tuning::default();
+        let ahead = |tile_bytes| PrefetchPlan::new(&t, tile_bytes, 10, 1, 0).unwrap().ahead;
+        assert_eq!(ahead(24 * 1024), 128);
+        assert_eq!(ahead(32 * 1024), 96);
+        assert_eq!(ahead(44 * 1024), 69);
+        assert_eq!(ahead(6 << 20), 0);
+        assert_eq!(ahead(0), 3 << 20);
+    }
+
+    /// How often each tile below `tiles` is asked for under `plan`.
+    fn asked(plan: PrefetchPlan, tiles: u32) -> Vec<u32> {
+        let mut count = vec![0u32; tiles as usize];
+        for t in 0..tiles {
+            if let Some(u) = plan.target(t).filter(|&u| u < tiles) {
+                count[u as usize] += 1;
+            }
+        }
+        count
+    }
+
+    #[test]
+    fn every_tile_past_the_first_wave_is_prefetched_once() {
+        for (ahead, first_wave) in [(128, 1188), (96, 792), (1, 10), (3, 10), (128, 0), (20, 5)] {
+            let plan = PrefetchPlan {
+                ahead,
+                first_wave,
+                pace_ps: 0,
+                paced: 0,
+            };
+            let count = asked(plan, 5000);
+            for (u, &c) in count.iter().enumerate() {
+                let want = u32::from(u as u32 >= first_wave.max(ahead));
+                assert_eq!(c, want, "tile {u} under {plan:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_distance_nothing_is_prefetched() {
+        let plan = PrefetchPlan {
+            ahead: 0,
+            first_wave: 0,
+            pace_ps: 0,
+            paced: 0,
+        };
+        assert!(asked(plan, 1000).iter().all(|&c| c == 0));
+    }
+
+    #[test]
+    fn the_tuning_sets_the_plan() {
+        let every = Tuning {
+            skip_first_wave: false,
+            pace: Pace::Gbps(200),
+            pace_waves: 3,
+            ..Tuning::default()
+        };
+        let p = PrefetchPlan::new(&every, 4096, 5000, 1000, 4800).unwrap();
+        assert_eq!((p.first_wave, p.pace_ps, p.paced), (0, 20_480, 3000));
+        let slow = Tuning {
+            pace: Pace::Gbps(1),
+            ..Tuning::default()
+        };
+        // 44 KiB tiles at 1 GB/s: 45 us apart, fine; 8 MiB tiles: more than 4 ms, an error.
+        assert!(PrefetchPlan::new(&slow, 44 << 10, 5000, 1000, 0).is_ok());
+        assert!(PrefetchPlan::new(&slow, 8 << 20, 5000, 1000, 0).is_err());
+        let off = Tuning {
+            pace: Pace::Off,
+            ..Tuning::default()
+        };
+        assert_eq!(
+            PrefetchPlan::new(&off, 4096, 5000, 1000, 4800)
+                .unwrap()
+                .paced,
+            0
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! Tile shapes: what the tiled kernels are rendered and launched with. The policy that picks
+//! them is [`super::policy`].
+
+/// Bytes of an L2 sector: each tile's single-pass state fills whole sectors of its own. Tiles
+/// publish while their successors poll them, and packed side by side (16 to a 128-byte line)
+/// those writes and polls contend for the same lines (on an H200, sum i32 at 0.853 of copy
+/// against 0.894-0.899 with one tile per sector).
+pub const STATE_SECTOR: u64 = 32;
+
+/// How the single-pass scan stores each tile's status and value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StateLayout {
+    /// Status and value in one 64-bit word (elements of 1 to 4 bytes).
+    Packed64,
+    /// Status and value in one 128-bit word (elements of 5 to 8 bytes).
+    Packed128,
+    /// Elements of 9 to 32 bytes: each 8-byte piece of the value in a 128-bit word beside a
+    /// copy of the status, so that a reader needs one round of independent loads.
+    Paired,
+    /// A status array plus value arrays, ordered by release/acquire (larger elements).
+    Separate,
+}
+
+impl StateLayout {
+    /// The layout for elements of `size` bytes.
+    pub fn for_size(size: usize) -> Self {
+        match size {
+            0..=4 => StateLayout::Packed64,
+            5..=8 => StateLayout::Packed128,
+            9..=32 => StateLayout::Paired,
+            _ => StateLayout::Separate,
+        }
+    }
+
+    /// The name used in templates and module names.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StateLayout::Packed64 => "packed64",
+            StateLayout::Packed128 => "packed128",
+            StateLayout::Paired => "paired",
+            StateLayout::Separate => "separate",
+        }
+    }
+
+    /// Bytes of the persistent state per tile for elements of `size` bytes: the tile's words
+    /// (for the separate layout only the status; the values live in per-call scratch, two
+    /// elements per tile), padded to whole [`STATE_SECTOR`]s so that no two tiles share one.
+    pub fn status_bytes(&self, size: usize) -> u64 {
+        let words = match self {
+            StateLayout::Packed64 => 8,
+            StateLayout::Packed128 => 16,
+            StateLayout::Paired => 16 * size.div_ceil(8) as u64,
+            StateLayout::Separate => 4,
+        };
+        words.next_multiple_of(STATE_SECTOR)
+    }
+}
+
+/// Threads and items per thread of a tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TileShape {
+    /// Threads per block (a multiple of 32, at most 1024).
+    pub block: u32,
+    /// Consecutive elements per thread.
+    pub items: u32,
+    /// The single-pass state layout.
+    pub layout: StateLayout,
+    /// Predecessors each lane of the look-back warp inspects per step.
+    pub lookback: u32,
+    /// Whether this is the staged single-pass scan (`scan_staged`), which copies its tile into
+    /// shared memory with `cp.async` instead of holding it in registers.
+    pub staged: bool,
+    /// Whether the staged scan loads whole tiles with one tensor copy (the TMA, sm_90 and
+    /// newer) instead of `cp.async`: each thread's run is one 128-byte row of a 2D tensor map,
+    /// so the TMA's 128-byte swizzle is the staged buffer's layout. Its launch takes the
+    /// tensor map of the input as a last argument. For compaction's staged kernel: one bulk
+    /// copy per tile instead of `cp.async`.
+    pub tma: bool,
+    /// Blocks per SM the kernel asks the compiler to allow (`__launch_bounds__`), so that
+    /// registers never lower residency below what shared memory allows; 0 for no such bound.
+    pub min_blocks: u32,
+}
+
+impl TileShape {
+    /// A register-tile shape (not staged).
+    pub fn new(block: u32, items: u32, layout: StateLayout, lookback: u32) -> Self {
+        TileShape {
+            block,
+            items,
+            layout,
+            lookback,
+            staged: false,
+            tma: false,
+            min_blocks: 0,
+        }
+    }
+
+    /// Elements per tile.
+    pub fn tile(&self) -> u64 {
+        u64::from(self.block) * u64::from(self.items)
+    }
+
+    /// `b256x32x1-packed64`, `staged-b256x32x1-packed64`, `tma-staged-b128x32x1-packed64`.
+    pub fn name(&self) -> String {
+        format!(
+            "{}{}b{}x{}x{}-{}",
+            if self.tma { "tma-" } else { "" },
+            if self.staged { "staged-" } else { "" },
+            self.block,
+            self.items,
+            self.lookback,
+            self.layout.name()
+        )
+    }
+
+    /// Tensor copies per tile in the TMA form: a box of the tensor map holds at most 256 rows
+    /// (one per thread), so tiles of more threads arrive as several boxes.
+    pub fn tma_boxes(&self) -> u32 {
+        tma_boxes(self.block)
+    }
+
+    /// Whether the tile's rows can arrive by tensor copies: one 128-byte row per thread's run
+    /// of elements of `size` bytes (the span of the 128-byte swizzle), and the rows split
+    /// evenly into boxes of at most 256 rows that each start a 1 KiB swizzle period (a whole
+    /// number of 8-row groups).
+    pub fn tma_fits(&self, size: usize) -> bool {
+        self.items as usize * size == 128 && self.block % (8 * self.tma_boxes()) == 0
+    }
+
+    /// Rows (threads) per tensor copy in the TMA form: the tile's rows split evenly over
+    /// [`Self::tma_boxes`] boxes.
+    pub fn tma_rows(&self) -> u32 {
+        self.block / self.tma_boxes()
+    }
+
+    /// Bytes of one tile of elements of `size` bytes (the staged select kernel's dynamic
+    /// shared memory, in either form; the unit of the L2 prefetch distance); saturates.
+    pub fn tile_bytes(&self, size: usize) -> usize {
+        usize::try_from(self.tile())
+            .unwrap_or(usize::MAX)
+            .saturating_mul(size)
+    }
+
+    /// Dynamic shared memory of the staged scan for elements of `size` bytes: the tile, and
+    /// for the TMA form also the block's state and its mbarrier ([`Self::tma_state_bytes`]).
+    pub fn staged_smem_bytes(&self, size: usize) -> usize {
+        match (self.staged, self.tma) {
+            (false, _) => 0,
+            (true, false) => self.tile_bytes(size),
+            (true, true) => self
+                .tile_bytes(size)
+                .saturating_add(self.tma_state_bytes(size)),
+        }
+    }
+
+    /// Bytes after the tile in the TMA form's dynamic shared memory: the block's state (a sum
+    /// per warp, the prefix, the tile number; rounded up to 16 bytes) and a 16-byte slot for
+    /// its mbarrier. The TMA kernel declares no static shared memory, whose alignment padding
+    /// would cost a resident block per SM; the template checks that its state fits.
+    pub fn tma_state_bytes(&self, size: usize) -> usize {
+        let state = (self.block as usize / 32 + 1) * size.max(1) + 4;
+        state.div_ceil(16) * 16 + 16
+    }
+
+    /// The swizzle shift of the staged scan's buffers: `max(3, log2(16-byte chunks per
+    /// thread))`, so that the eight lanes of a phase read distinct bank groups.
+    pub fn swizzle(&self, size: usize) -> u32 {
+        let chunks = (self.items as usize * size / 16).max(1);
+        chunks.trailing_zeros().max(3)
+    }
+
+    /// Static shared memory of the tiled kernels for elements of `size` bytes; saturates.
+    pub fn smem_bytes(&self, size: usize) -> usize {
+        let (b, i) = (self.block as usize, self.items as usize);
+        let warps = b / 32;
+        warps
+            .saturating_mul(33usize.saturating_mul(i))
+            .saturating_add(warps)
+            .saturating_add(1)
+            .saturating_mul(size)
+            .saturating_add(16)
+    }
+}
+
+/// Tensor copies per tile of `block` threads (one 128-byte row each): a box holds at most 256
+/// rows.
+fn tma_boxes(block: u32) -> u32 {
+    block.div_ceil(256).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_of_more_than_256_threads_arrive_in_several_boxes() {
+        // A box holds at most 256 rows (threads); every box starts a 1 KiB swizzle period.
+        for (block, boxes, rows) in [
+            (32, 1, 32),
+            (192, 1, 192),
+            (256, 1, 256),
+            (288, 2, 144),
+            (320, 2, 160),
+            (512, 2, 256),
+            (576, 3, 192),
+            (1024, 4, 256),
+        ] {
+            let s = TileShape::new(block, 32, StateLayout::Packed64, 1);
+            assert_eq!((s.tma_boxes(), s.tma_rows()), (boxes, rows), "{block}");
+            assert!(s.tma_fits(4), "{block}");
+        }
+        let fits = |block, items, size| {
+            TileShape::new(block, items, StateLayout::Packed64, 1).tma_fits(size)
+        };
+        // 800 threads make 4 boxes of 200 rows (25 groups of 8); 608 and 544 threads need 3
+        // boxes, which do not split them into whole 8-row groups.
+        assert!(fits(800, 32, 4));
+        assert!(!fits(608, 32, 4));
+        assert!(!fits(544, 32, 4));
+        // Only runs of exactly 128 bytes.
+        assert!(!fits(288, 16, 4));
+        assert!(fits(288, 8, 16));
+    }
+
+    #[test]
+    fn each_tile_state_fills_whole_sectors_of_its_own() {
+        for (size, words) in [
+            (1, 8),
+            (4, 8),
+            (8, 16),
+            (16, 32),
+            (24, 48),
+            (32, 64),
+            (64, 4),
+        ] {
+            let bytes = StateLayout::for_size(size).status_bytes(size);
+            assert_eq!(bytes % STATE_SECTOR, 0, "{size}-byte elements");
+            assert!(
+                bytes >= words && bytes < words + STATE_SECTOR,
+                "{size}-byte elements: {bytes}"
+            );
+        }
+    }
+
+    #[test]
+    fn sizes_saturate_instead_of_overflowing() {
+        let s = TileShape::new(1024, u32::MAX, StateLayout::Separate, 1);
+        assert_eq!(s.tile_bytes(usize::MAX), usize::MAX);
+        assert_eq!(s.smem_bytes(usize::MAX), usize::MAX);
+    }
+}

@@ -1,0 +1,46 @@
+// ---- Tiles staged in shared memory (sm_80 and newer): the swizzled buffer, cp.async copies ----
+// A swizzled buffer keeps chunk c (16 bytes) at c ^ ((c >> MS_SWZ) & 7), so that striped
+// copies and each thread's blocked run both touch every bank group once per phase.
+#define MS_SWZ {{ swizzle }}
+struct alignas(16) ms_chunk_bits { ms_u32 w[4]; };
+struct ms_staged_smem {
+    ms_elem warp_sums[MS_WARPS];
+    ms_elem prefix;
+    ms_u32 tile;
+};
+__device__ __forceinline__ int ms_swz(int c) { return c ^ ((c >> MS_SWZ) & 7); }
+__device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
+    ms_u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+// The L2 prefetch and pacing plan of a TMA launch (built by the host: `PrefetchPlan` in
+// src/tuning/prefetch.rs; what its fields mean is in lib/tma.cuh). The cp.async forms take it
+// all zero: no prefetching, no pacing.
+struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
+// Copies tile `tile` of `in` (MS_TILE elements of In) into `buf` and waits for it: whole
+// 16-byte chunks, the one that straddles the end partly (the rest zero-filled); chunks past
+// the end are not copied. Chunk c lands in slot ms_swz(c) when Swizzled, else in slot c.
+// `in` must be 16-byte aligned (checked before launch).
+template <typename In, bool Swizzled>
+__device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
+    static_assert((MS_TILE * sizeof(In)) % (16 * MS_BLOCK) == 0,
+                  "monoscan: a staged tile is a whole number of 16-byte chunks per thread");
+    constexpr int chunks = (int)(MS_TILE * sizeof(In) / (16 * MS_BLOCK));
+    const char* src = (const char*)(in + (ms_u64)tile * MS_TILE);
+    const ms_i64 bytes = (ms_i64)ms_valid((ms_u64)tile * MS_TILE, n) * (ms_i64)sizeof(In);
+#pragma unroll
+    for (int k = 0; k < chunks; ++k) {
+        const int c = k * MS_BLOCK + threadIdx.x;
+        const ms_i64 left = bytes - (ms_i64)c * 16;
+        if (left > 0) {
+            const ms_u32 take = left >= 16 ? 16u : (ms_u32)left;
+            ms_chunk_bits* slot = buf + (Swizzled ? ms_swz(c) : c);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                         ::"r"(ms_shared_addr(slot)), "l"(src + (ms_u64)c * 16), "r"(take)
+                         : "memory");
+        }
+    }
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+}

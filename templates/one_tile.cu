@@ -1,0 +1,2 @@
+{% include "lib/tile.cuh" %}
+{% include "lib/tile_scan.cuh" %}
