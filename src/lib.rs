@@ -17,6 +17,7 @@ mod backend;
 pub mod cache;
 pub mod codegen;
 pub mod cpu;
+mod dylib;
 mod element;
 mod error;
 mod gpu;
@@ -36,7 +37,7 @@ pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
 pub use cudarc::driver::DeviceRepr;
 pub use element::{guarded_definition, ident_fragment, Element};
-pub use error::{CompileFailure, Error, Result};
+pub use error::{CompileFailure, Error, Memory, Result};
 pub use gpu::{
     device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner, Timing,
 };

@@ -23,17 +23,15 @@ pub struct DeviceInfo {
     pub mem_gbps: u32,
 }
 
-/// Whether the CUDA driver library can be loaded at all (never panics).
+/// Whether the CUDA driver library loads and has every function monoscan calls (never
+/// panics).
 pub fn driver_present() -> bool {
-    // SAFETY: only tries to open libcuda by its candidate names.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    crate::dylib::check_driver().is_ok()
 }
 
-/// How many devices the driver sees (`Err(NoDriver)` without a driver).
+/// How many devices the driver sees (`Err(NoDriver)` without a usable driver).
 pub fn device_count() -> Result<usize> {
-    if !driver_present() {
-        return Err(Error::NoDriver);
-    }
+    crate::dylib::check_driver()?;
     CudaContext::device_count()
         .map(|n| n.max(0) as usize)
         .map_err(|e| Error::NoDevice {
@@ -128,6 +126,7 @@ pub fn alloc_error(ctx: &Arc<CudaContext>, requested: usize, e: DriverError) -> 
     if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         let (free, total) = ctx.mem_get_info().unwrap_or((0, 0));
         Error::OutOfMemory {
+            memory: crate::error::Memory::Device,
             requested,
             free,
             total,

@@ -1,0 +1,309 @@
+//! Defects of issue #23 that need no GPU: broken driver and NVRTC libraries, allocation
+//! failures, operator names, bounds of the workloads and helpers, and the library's edge cases.
+//!
+//! Tests that change how the process loads libraries (or how much memory it may take) run the
+//! built CLI or this very test binary in a child process (`child_case`, chosen by
+//! `MONOSCAN_TEST_CASE`). Stub libraries are built with `gcc`; those tests skip, saying why,
+//! where it is missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CASE: &str = "MONOSCAN_TEST_CASE";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts that a process ended by itself (no signal) and did not panic (exit status 101).
+fn assert_no_crash(what: &str, out: &Output) {
+    let code = out.status.code();
+    assert!(
+        code.is_some() && code != Some(101) && !text(&out.stderr).contains("panicked"),
+        "{what}: {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Builds a shared library without any function, named `name` (and with that soname) in
+/// `dir`; `false` (after printing why) when gcc is not available.
+fn stub_library(dir: &Path, name: &str) -> bool {
+    let src = dir.join("empty.c");
+    std::fs::write(&src, "int monoscan_stub_marker;\n").unwrap();
+    let out = Command::new("gcc")
+        .args(["-shared", "-fPIC", &format!("-Wl,-soname,{name}"), "-o"])
+        .arg(dir.join(name))
+        .arg(&src)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => panic!("gcc failed to build a stub library: {}", text(&o.stderr)),
+        Err(e) => {
+            eprintln!("skipped: gcc is needed to build a stub library ({e})");
+            false
+        }
+    }
+}
+
+/// A folder with a stub `libcuda.so` and `libcuda.so.1` (the names the loader tries first).
+fn stub_driver() -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    if !stub_library(dir.path(), "libcuda.so.1") {
+        return None;
+    }
+    std::fs::copy(
+        dir.path().join("libcuda.so.1"),
+        dir.path().join("libcuda.so"),
+    )
+    .unwrap();
+    Some(dir)
+}
+
+/// The CLI with `args`, the given library folder first on the loader path.
+fn cli(args: &[&str], lib_dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_monoscan"))
+        .args(args)
+        .env("LD_LIBRARY_PATH", lib_dir)
+        .output()
+        .unwrap()
+}
+
+/// This test binary, running only `child_case` for `case`, with `envs` set.
+fn child(case: &str, envs: &[(&str, &std::ffi::OsStr)], cwd: Option<&Path>) -> Output {
+    child_in(
+        Command::new(std::env::current_exe().unwrap()),
+        case,
+        envs,
+        cwd,
+    )
+}
+
+fn child_in(
+    mut cmd: Command,
+    case: &str,
+    envs: &[(&str, &std::ffi::OsStr)],
+    cwd: Option<&Path>,
+) -> Output {
+    cmd.args(["--exact", "child_case", "--nocapture"])
+        .env(CASE, case);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().unwrap();
+    assert_no_crash(case, &out);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("1 passed"),
+        "{case}: {:?}\n{}\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+/// The cases run by [`child`], in a process of their own.
+#[test]
+fn child_case() {
+    let Ok(case) = std::env::var(CASE) else {
+        return;
+    };
+    match case.as_str() {
+        "stub-driver" => {
+            let e = monoscan::device_count().unwrap_err();
+            assert!(
+                matches!(e, monoscan::Error::NoDriver { detail: Some(_) }),
+                "{e}"
+            );
+            assert!(e.to_string().contains("cuInit"), "{e}");
+            assert!(!monoscan::driver_present());
+            let e = monoscan::Gpu::new(0).unwrap_err();
+            assert!(e.is_unavailable(), "{e}");
+            assert!(e.to_string().contains("lacks"), "{e}");
+        }
+        "stub-nvrtc" => {
+            let e = monoscan::jit::nvrtc().unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    monoscan::Error::NoNvrtc {
+                        detail: Some(_),
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+            assert!(e.to_string().contains("nvrtcVersion"), "{e}");
+        }
+        "garbage-nvrtc" => {
+            let e = monoscan::jit::nvrtc().unwrap_err();
+            let why = e.to_string();
+            assert!(why.contains("could not be loaded"), "{why}");
+            assert!(why.contains("libnvrtc"), "{why}");
+            assert!(
+                why.contains("ELF") || why.contains("too short"),
+                "the loader's words are lost: {why}"
+            );
+        }
+        "relative-cuda-path" => match monoscan::jit::nvrtc() {
+            Ok(info) => {
+                if let Some(dir) = &info.located.dir {
+                    assert!(dir.is_absolute(), "NVRTC loaded from {}", dir.display());
+                }
+            }
+            Err(monoscan::Error::NoNvrtc { searched, detail }) => {
+                assert!(detail.is_none(), "{detail:?}");
+                for p in searched {
+                    assert!(
+                        p.is_absolute() || p.to_string_lossy().starts_with("(loader"),
+                        "searched {}",
+                        p.display()
+                    );
+                }
+            }
+            Err(e) => panic!("{e}"),
+        },
+        other => panic!("unknown case {other}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Items 1-3: driver and NVRTC libraries that load without their functions, empty CUDA_PATH,
+// broken libraries.
+
+#[test]
+fn a_stub_driver_is_an_error_in_the_library() {
+    let Some(dir) = stub_driver() else { return };
+    child(
+        "stub-driver",
+        &[("LD_LIBRARY_PATH", dir.path().as_os_str())],
+        None,
+    );
+}
+
+#[test]
+fn run_falls_back_to_the_cpu_past_a_stub_driver() {
+    let Some(dir) = stub_driver() else { return };
+    let out = cli(&["run", "--n", "100"], dir.path());
+    assert_no_crash("run", &out);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("backend: cpu"),
+        "{}",
+        text(&out.stdout)
+    );
+    let note = text(&out.stderr);
+    assert!(note.contains("running on the CPU backend"), "{note}");
+    assert!(note.contains("cuInit"), "the note does not say why: {note}");
+
+    let out = cli(&["run", "--n", "100", "--backend", "gpu"], dir.path());
+    assert_no_crash("run --backend gpu", &out);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+#[test]
+fn lab_bench_and_doctor_survive_a_stub_driver() {
+    let Some(dir) = stub_driver() else { return };
+    let lab = cli(&["lab", "--n", "64", "--reps", "1"], dir.path());
+    assert_no_crash("lab", &lab);
+    assert!(lab.status.success(), "{}", text(&lab.stderr));
+    assert!(
+        text(&lab.stderr).contains("cuInit"),
+        "{}",
+        text(&lab.stderr)
+    );
+    let bench = cli(
+        &[
+            "bench",
+            "--min-log2",
+            "10",
+            "--max-log2",
+            "10",
+            "--reps",
+            "1",
+        ],
+        dir.path(),
+    );
+    assert_no_crash("bench", &bench);
+    let doctor = cli(&["doctor"], dir.path());
+    assert_no_crash("doctor", &doctor);
+}
+
+#[test]
+fn a_broken_driver_keeps_the_loader_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        std::fs::write(dir.path().join(name), b"this is no shared library").unwrap();
+    }
+    let out = cli(&["run", "--n", "10", "--backend", "gpu"], dir.path());
+    assert_no_crash("run --backend gpu", &out);
+    let why = text(&out.stderr);
+    assert!(why.contains("libcuda.so"), "{why}");
+    assert!(
+        why.contains("ELF") || why.contains("too short"),
+        "the loader's words are lost: {why}"
+    );
+}
+
+/// A folder with stub NVRTC libraries, as a pip wheel lays them out.
+fn stub_nvrtc(dir: &Path) -> bool {
+    stub_library(dir, "libnvrtc.so.13") && stub_library(dir, "libnvrtc-builtins.so.13.0")
+}
+
+#[test]
+fn a_stub_nvrtc_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    if !stub_nvrtc(dir.path()) {
+        return;
+    }
+    child(
+        "stub-nvrtc",
+        &[("MONOSCAN_NVRTC_DIR", dir.path().as_os_str())],
+        None,
+    );
+}
+
+#[test]
+fn a_broken_nvrtc_keeps_the_loader_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["libnvrtc.so.13", "libnvrtc-builtins.so.13.0"] {
+        std::fs::write(dir.path().join(name), b"this is no shared library").unwrap();
+    }
+    child(
+        "garbage-nvrtc",
+        &[("MONOSCAN_NVRTC_DIR", dir.path().as_os_str())],
+        None,
+    );
+}
+
+#[test]
+fn an_empty_cuda_path_does_not_search_the_working_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    let lib64: PathBuf = cwd.path().join("lib64");
+    std::fs::create_dir(&lib64).unwrap();
+    if !stub_nvrtc(&lib64) {
+        return;
+    }
+    let empty = std::ffi::OsStr::new("");
+    let out = child(
+        "relative-cuda-path",
+        &[
+            ("CUDA_PATH", empty),
+            ("CUDA_HOME", empty),
+            ("MONOSCAN_NVRTC_DIR", empty),
+            ("LD_LIBRARY_PATH", empty),
+        ],
+        Some(cwd.path()),
+    );
+    assert!(
+        !text(&out.stderr).contains("lib64"),
+        "{}",
+        text(&out.stderr)
+    );
+}
