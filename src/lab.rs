@@ -11,6 +11,7 @@
 //! computed from the formulas.
 
 use crate::algorithm::Algorithm;
+use crate::alloc;
 use crate::backend::Backend;
 use crate::cpu::{seq, Parallel};
 use crate::error::Result;
@@ -66,7 +67,8 @@ pub fn run<M: Monoid>(
     xs: &[M::Elem],
     reps: usize,
 ) -> Result<Vec<LabRow>> {
-    let want = seq::inclusive_scan(m, xs);
+    let mut want = alloc::to_vec(xs)?;
+    seq::inclusive_scan_in_place(m, &mut want);
     let mut rows = Vec::new();
     if let Some(gpu) = gpu {
         for algorithm in Algorithm::EXPLICIT {

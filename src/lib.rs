@@ -12,6 +12,7 @@
 extern crate self as monoscan;
 
 mod algorithm;
+mod alloc;
 mod approx;
 mod backend;
 pub mod cache;

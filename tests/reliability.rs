@@ -8,6 +8,10 @@
 
 mod common;
 
+use monoscan::cpu::{Parallel, Sequential};
+use monoscan::ops::Sum;
+use monoscan::workloads::{recurrence, segmented};
+use monoscan::{Backend, Map};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -72,6 +76,19 @@ fn cli(args: &[&str], lib_dir: &Path) -> Output {
         .unwrap()
 }
 
+/// `program` with `args`, its address space limited to `kib` KiB (one malloc arena and two
+/// rayon threads, so that the limit bounds the data rather than per-thread reservations).
+fn limited(kib: u64, program: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(program)
+        .args(args)
+        .env("MALLOC_ARENA_MAX", "1")
+        .env("RAYON_NUM_THREADS", "2");
+    cmd
+}
+
 /// This test binary, running only `child_case` for `case`, with `envs` set.
 fn child(case: &str, envs: &[(&str, &std::ffi::OsStr)], cwd: Option<&Path>) -> Output {
     child_in(
@@ -80,6 +97,12 @@ fn child(case: &str, envs: &[(&str, &std::ffi::OsStr)], cwd: Option<&Path>) -> O
         envs,
         cwd,
     )
+}
+
+/// [`child`] under an address-space limit of `kib` KiB.
+fn child_limited(case: &str, kib: u64) -> Output {
+    let exe = std::env::current_exe().unwrap();
+    child_in(limited(kib, &exe, &[]), case, &[], None)
 }
 
 fn child_in(
@@ -169,6 +192,33 @@ fn child_case() {
             }
             Err(e) => panic!("{e}"),
         },
+        "oom-exclusive-scan-total" => {
+            // 576 MiB of input (zeroed, so not yet touched); the copy cannot fit in 1 GiB.
+            let xs = vec![0u64; 72 << 20];
+            let r = Parallel::default().exclusive_scan_total(&Sum::<u64>::new(), &xs, 0);
+            assert_host_oom(r.map(|_| ()));
+        }
+        "oom-map-inclusive-scan" => {
+            // 144 MiB of bytes widened to 1152 MiB of u64.
+            let xs = vec![0u8; 144 << 20];
+            let widen = Map::new("widen", "(unsigned long long)x", |x: &u8| u64::from(*x));
+            let r = Parallel::default().map_inclusive_scan(&Sum::<u64>::new(), &widen, &xs);
+            assert_host_oom(r.map(|_| ()));
+        }
+        "oom-scan-by-heads" => {
+            // 432 MiB of values and heads, 768 MiB of flagged elements.
+            let values = vec![0u64; 48 << 20];
+            let heads = vec![false; 48 << 20];
+            let r = segmented::scan_by_heads(&Sequential, &Sum::<u64>::new(), &values, &heads);
+            assert_host_oom(r.map(|_| ()));
+        }
+        "oom-diagonal-ssm" => {
+            // 512 MiB of coefficients, 768 MiB of flagged affine maps.
+            let a = vec![0.0f64; 32 << 20];
+            let bu = vec![0.0f64; 32 << 20];
+            let r = recurrence::diagonal_ssm(&Sequential, &a, &bu, 1);
+            assert_host_oom(r.map(|_| ()));
+        }
         other => panic!("unknown case {other}"),
     }
 }
@@ -303,6 +353,65 @@ fn an_empty_cuda_path_does_not_search_the_working_directory() {
     );
     assert!(
         !text(&out.stderr).contains("lib64"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 8: host allocations that do not fit are errors, not aborts.
+
+/// 1 GiB of address space: room for the inputs of the `oom-*` cases, not for their copies.
+const ONE_GIB_KIB: u64 = 1 << 20;
+
+fn assert_host_oom(r: monoscan::Result<()>) {
+    match r {
+        Err(monoscan::Error::OutOfMemory {
+            memory: monoscan::Memory::Host,
+            requested,
+            ..
+        }) => assert!(requested >= 512 << 20, "{requested}"),
+        Err(e) => panic!("expected host out-of-memory, got {e}"),
+        Ok(()) => panic!("expected host out-of-memory, got a result"),
+    }
+}
+
+#[test]
+fn parallel_exclusive_scan_total_reports_out_of_memory() {
+    child_limited("oom-exclusive-scan-total", ONE_GIB_KIB);
+}
+
+#[test]
+fn map_inclusive_scan_reports_out_of_memory() {
+    child_limited("oom-map-inclusive-scan", ONE_GIB_KIB);
+}
+
+#[test]
+fn scan_by_heads_reports_out_of_memory() {
+    child_limited("oom-scan-by-heads", ONE_GIB_KIB);
+}
+
+#[test]
+fn diagonal_ssm_reports_out_of_memory() {
+    child_limited("oom-diagonal-ssm", ONE_GIB_KIB);
+}
+
+#[test]
+fn lab_with_a_huge_n_reports_out_of_memory() {
+    // 2^30 i32 inputs are 4 GiB, twice the limit.
+    let exe = Path::new(env!("CARGO_BIN_EXE_monoscan"));
+    let out = limited(
+        2 * ONE_GIB_KIB,
+        exe,
+        &["lab", "--n", "1073741824", "--reps", "1"],
+    )
+    .env("LD_LIBRARY_PATH", "")
+    .output()
+    .unwrap();
+    assert_no_crash("lab --n 2^30", &out);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot allocate"),
         "{}",
         text(&out.stderr)
     );

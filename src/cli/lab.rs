@@ -2,7 +2,7 @@
 //! by instrumented kernels, beside the seed notes' formulas.
 
 use super::dispatch::{dispatch, Dtype, Job, Op};
-use super::{value_name, write_stdout, CliError};
+use super::{allocate, value_name, write_stdout, CliError};
 use monoscan::{lab, Gpu, Monoid};
 use serde::Serialize;
 
@@ -36,12 +36,14 @@ impl Job for Lab<'_> {
         M::Elem: Serialize,
         G: Fn(u64) -> Option<M::Elem> + Sync,
     {
-        let xs: Vec<M::Elem> = (1..=self.args.n)
-            .map(&elem)
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
+        let len = usize::try_from(self.args.n)
+            .map_err(|_| CliError::Usage("--n does not fit this machine".into()))?;
+        let mut xs = allocate::<M::Elem>(len, "input")?;
+        for i in 1..=self.args.n {
+            xs.push(elem(i).ok_or_else(|| {
                 CliError::Usage("the dtype cannot hold the values 1..N; lower --n".into())
-            })?;
+            })?);
+        }
         let rows = lab::run(self.gpu, &m, &xs, self.args.reps)?;
         let mut out = format!(
             "{:<22} {:>10} {:>8} {:>14}   block scans: measured / formula (sections x per-section)\n",
