@@ -21,14 +21,24 @@ use cudarc::driver::DevicePtr;
 use cudarc::driver::DevicePtrMut;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// `N log2 N - (N - 1)`: Kogge-Stone's combines on a section of `n` (a power of two).
+/// `N log2 N - (N - 1)`: Kogge-Stone's combines on a section of `n` (a power of two); 0 for
+/// an empty section, and `u64::MAX` where the count does not fit.
 pub fn kogge_stone_formula(n: u64) -> u64 {
-    n * u64::from(n.max(1).ilog2()) - (n - 1)
+    if n == 0 {
+        return 0;
+    }
+    n.checked_mul(u64::from(n.ilog2()))
+        .map_or(u64::MAX, |nlog| nlog - (n - 1))
 }
 
-/// `2N - 2 - log2 N`: Brent-Kung's combines on a section of `n` (a power of two).
+/// `2N - 2 - log2 N`: Brent-Kung's combines on a section of `n` (a power of two); 0 for an
+/// empty section, and `u64::MAX` where the count does not fit.
 pub fn brent_kung_formula(n: u64) -> u64 {
-    2 * n - 2 - u64::from(n.max(1).ilog2())
+    if n == 0 {
+        return 0;
+    }
+    n.checked_mul(2)
+        .map_or(u64::MAX, |twice| twice - 2 - u64::from(n.ilog2()))
 }
 
 /// One line of the lab's table.
@@ -117,7 +127,7 @@ fn gpu_row<M: Monoid>(
                 measured,
                 sections,
                 section,
-                formula: sections * per,
+                formula: sections.saturating_mul(per),
             })
         }
         None => None,

@@ -416,3 +416,92 @@ fn lab_with_a_huge_n_reports_out_of_memory() {
         text(&out.stderr)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 10: bounds of the workloads and helpers.
+
+#[test]
+fn fill_slices_rejects_requests_that_do_not_match_the_total() {
+    use monoscan::workloads::allocate::{fill_slices, offsets, Allocation};
+    let requests = [3u32, 4, 5];
+    let a = offsets(&Sequential, &requests).unwrap();
+    let short = Allocation {
+        offsets: a.offsets.clone(),
+        total: 7,
+    };
+    let e = fill_slices(&short, &requests, 0u8, |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("sum to 12"), "{e}");
+    let e = fill_slices(&a, &requests[..2], 0u8, |_, _| {}).unwrap_err();
+    assert!(matches!(e, monoscan::Error::InvalidArgument(_)), "{e}");
+    let buf = fill_slices(&a, &requests, 0u8, |i, s| s.fill(i as u8 + 1)).unwrap();
+    assert_eq!(buf, [1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3]);
+}
+
+#[test]
+fn allocation_ranges_are_checked() {
+    use monoscan::workloads::allocate::{offsets, Allocation};
+    let requests = [3u32, 0, 2];
+    let a = offsets(&Sequential, &requests).unwrap();
+    assert_eq!(a.range(0, &requests).unwrap(), 0..3);
+    assert_eq!(a.range(1, &requests).unwrap(), 3..3);
+    assert_eq!(a.range(2, &requests).unwrap(), 3..5);
+    assert!(a.range(3, &requests).is_err());
+    assert!(a.range(0, &[]).is_err());
+    // Offsets near u64::MAX: the end would wrap.
+    let near = Allocation {
+        offsets: vec![u64::MAX - 1],
+        total: u64::MAX,
+    };
+    assert!(near.range(0, &[5]).is_err());
+    // A range past the total.
+    assert!(a.range(2, &[3, 0, 9]).is_err());
+}
+
+#[test]
+fn split_covers_every_index_of_any_length() {
+    use monoscan::multi::split;
+    for (n, g) in [
+        (usize::MAX, 2),
+        (usize::MAX, 7),
+        (usize::MAX - 1, 3),
+        (10, 4),
+        (0, 3),
+    ] {
+        let parts = split(n, g);
+        assert_eq!(parts.len(), g);
+        assert_eq!(parts[0].start, 0, "{n} / {g}");
+        assert_eq!(parts[g - 1].end, n, "{n} / {g}");
+        for w in parts.windows(2) {
+            assert_eq!(w[0].end, w[1].start, "{n} / {g}");
+        }
+        let (short, long) = parts
+            .iter()
+            .map(|r| r.len())
+            .fold((usize::MAX, 0), |(s, l), x| (s.min(x), l.max(x)));
+        assert!(long - short <= 1, "{n} / {g}: {short} .. {long}");
+    }
+}
+
+#[test]
+fn combine_formulas_of_empty_and_huge_sections() {
+    use monoscan::lab::{brent_kung_formula, kogge_stone_formula};
+    assert_eq!(kogge_stone_formula(0), 0);
+    assert_eq!(brent_kung_formula(0), 0);
+    assert_eq!(kogge_stone_formula(1), 0);
+    assert_eq!(brent_kung_formula(1), 0);
+    assert_eq!(kogge_stone_formula(1 << 62), u64::MAX);
+    assert_eq!(brent_kung_formula(1 << 63), u64::MAX);
+    assert_eq!(brent_kung_formula(1 << 62), (1 << 63) - 2 - 62);
+}
+
+#[test]
+fn law_checker_accepts_any_max_len() {
+    use monoscan::laws::Checker;
+    use proptest::prelude::any;
+    let sum = Sum::<i64>::new();
+    Checker::new(&sum)
+        .max_len(usize::MAX)
+        .cases(2)
+        .check(any::<i64>())
+        .unwrap();
+}
