@@ -505,3 +505,59 @@ fn law_checker_accepts_any_max_len() {
         .check(any::<i64>())
         .unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 11: names pasted into generated comments.
+
+fn tree_reduce() -> monoscan::codegen::KernelSpec {
+    use monoscan::codegen::{KernelSet, KernelSpec};
+    KernelSpec::new(KernelSet::TreeReduce { block: 256 })
+}
+
+#[test]
+fn a_line_break_in_an_operator_name_is_rejected() {
+    use monoscan::{CudaOp, Monoid};
+    let plain = Sum::<i32>::new().cuda();
+    assert!(monoscan::codegen::render(&plain, &tree_reduce()).is_ok());
+    for name in [
+        "sum\n#error injected",
+        "sum\r#error injected",
+        "sum\0",
+        "sum\u{85}x",
+    ] {
+        let op = CudaOp {
+            name: name.to_string(),
+            ..plain.clone()
+        };
+        match monoscan::codegen::render(&op, &tree_reduce()) {
+            Err(monoscan::Error::InvalidArgument(why)) => {
+                assert!(why.contains("control character"), "{why}");
+                assert!(
+                    !why.contains('\n'),
+                    "the message itself breaks lines: {why}"
+                );
+            }
+            Err(e) => panic!("{name:?}: {e}"),
+            Ok(r) => panic!("{name:?} was rendered:\n{}", r.source),
+        }
+    }
+}
+
+#[test]
+fn a_line_break_or_nul_in_a_map_name_is_rejected() {
+    use monoscan::Monoid;
+    let sum = Sum::<u32>::new();
+    let ok = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
+        u32::from(*x != 0)
+    });
+    let with = |m: &Map<u8, u32>| sum.cuda().with_input(m.cuda());
+    assert!(monoscan::codegen::render(&with(&ok), &tree_reduce()).is_ok());
+    for name in ["count\n#error injected", "count\0", ""] {
+        let m = Map::new(name, "x != 0 ? 1u : 0u", |x: &u8| u32::from(*x != 0));
+        match monoscan::codegen::render(&with(&m), &tree_reduce()) {
+            Err(monoscan::Error::InvalidArgument(_)) => {}
+            Err(e) => panic!("{name:?}: {e}"),
+            Ok(r) => panic!("{name:?} was rendered:\n{}", r.source),
+        }
+    }
+}
