@@ -14,7 +14,7 @@ use crate::algorithm::Algorithm;
 use crate::alloc;
 use crate::backend::Backend;
 use crate::cpu::{seq, Parallel};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::monoid::{CudaOp, Monoid};
 use cudarc::driver::DevicePtr;
@@ -70,13 +70,22 @@ pub struct BlockCount {
     pub formula: u64,
 }
 
-/// Runs every GPU algorithm (when `gpu` is given) and the parallel CPU backend on `xs`.
+/// The most timed repetitions [`run`] accepts.
+pub const MAX_REPS: usize = 10_000;
+
+/// Runs every GPU algorithm (when `gpu` is given) and the parallel CPU backend on `xs`, each
+/// timed over `reps` repetitions (1 to [`MAX_REPS`]; 0 counts as 1).
 pub fn run<M: Monoid>(
     gpu: Option<&Gpu>,
     m: &M,
     xs: &[M::Elem],
     reps: usize,
 ) -> Result<Vec<LabRow>> {
+    if reps > MAX_REPS {
+        return Err(Error::invalid(format!(
+            "{reps} repetitions: at most {MAX_REPS}"
+        )));
+    }
     let mut want = alloc::to_vec(xs)?;
     seq::inclusive_scan_in_place(m, &mut want);
     let mut rows = Vec::new();
@@ -163,7 +172,7 @@ impl<M: Monoid> Monoid for Counting<'_, M> {
 
 fn cpu_row<M: Monoid>(m: &M, xs: &[M::Elem], want: &[M::Elem], reps: usize) -> Result<LabRow> {
     let cpu = Parallel::default();
-    let mut times = Vec::new();
+    let mut times = alloc::with_capacity(reps.max(1))?;
     let mut ys = Vec::new();
     for _ in 0..reps.max(1) {
         let start = std::time::Instant::now();

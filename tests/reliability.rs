@@ -219,6 +219,13 @@ fn child_case() {
             let r = recurrence::diagonal_ssm(&Sequential, &a, &bu, 1);
             assert_host_oom(r.map(|_| ()));
         }
+        "lab-reps" => {
+            let xs: Vec<i64> = (1..=64).collect();
+            let e = monoscan::lab::run(None, &Sum::<i64>::new(), &xs, usize::MAX).unwrap_err();
+            assert!(matches!(e, monoscan::Error::InvalidArgument(_)), "{e}");
+            let rows = monoscan::lab::run(None, &Sum::<i64>::new(), &xs, 3).unwrap();
+            assert!(rows.iter().all(|r| r.correct));
+        }
         other => panic!("unknown case {other}"),
     }
 }
@@ -560,4 +567,54 @@ fn a_line_break_or_nul_in_a_map_name_is_rejected() {
             Ok(r) => panic!("{name:?} was rendered:\n{}", r.source),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 12: the lab's repetitions are bounded.
+
+/// The output of `cmd`, which must end within `limit` (it is killed, and the test fails, if
+/// not).
+fn output_within(mut cmd: Command, limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn lab_rejects_unbounded_repetitions() {
+    let limit = std::time::Duration::from_secs(60);
+    for reps in ["18446744073709551615", "10001", "0"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_monoscan"));
+        cmd.args(["lab", "--n", "16", "--reps", reps]);
+        let out = output_within(cmd, limit);
+        assert_no_crash("lab --reps", &out);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "--reps {reps}: {}",
+            text(&out.stderr)
+        );
+    }
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child_case", "--nocapture"])
+        .env(CASE, "lab-reps");
+    let out = output_within(cmd, limit);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("1 passed"),
+        "{}",
+        text(&out.stderr)
+    );
 }

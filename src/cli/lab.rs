@@ -18,8 +18,10 @@ pub struct LabArgs {
     /// The element type (default: the operator's).
     #[arg(long, value_enum)]
     pub dtype: Option<Dtype>,
-    /// Timed repetitions (the median is shown).
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (the median is shown), 1 to 10000.
+    #[arg(long, default_value_t = 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=lab::MAX_REPS as u64))]
     pub reps: usize,
 }
 

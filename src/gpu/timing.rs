@@ -62,7 +62,9 @@ impl Gpu {
     /// Runs `f` `warmup` times untimed, then `reps` times, each between two events recorded
     /// on this Gpu's stream after a hold of the stream (see the module's documentation), so
     /// that each run measures the GPU's work without the host's enqueue. `f` must queue its
-    /// work on that stream; a run in which `f` waits for the GPU also counts that wait.
+    /// work on that stream; a run in which `f` waits for the GPU also counts that wait. Room for
+    /// the `reps` timings is reserved first: a count whose timings cannot be held is
+    /// [`Error::OutOfMemory`] before anything runs.
     pub fn time(
         &self,
         warmup: usize,
@@ -79,7 +81,7 @@ impl Gpu {
             f()?;
         }
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let mut runs = Vec::with_capacity(reps);
+        let mut runs = crate::alloc::with_capacity(reps.max(1))?;
         for _ in 0..reps.max(1) {
             if let Some(h) = &holder {
                 launch::hold(&self.stream, h, hold)?;
