@@ -618,3 +618,67 @@ fn lab_rejects_unbounded_repetitions() {
         text(&out.stderr)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 13: non-finite totals, and f32 sums past 2^24.
+
+fn run_cli(args: &str) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_monoscan"))
+        .arg("run")
+        .args(args.split_whitespace())
+        .args(["--backend", "cpu"])
+        .output()
+        .unwrap();
+    assert_no_crash(args, &out);
+    assert!(out.status.success(), "{args}: {}", text(&out.stderr));
+    out
+}
+
+#[test]
+fn run_prints_infinite_totals() {
+    // 200! overflows f64 from 171! on.
+    let out = run_cli("--op product --dtype f64 --n 200");
+    let report = text(&out.stdout);
+    for line in [
+        "total (reduce):           inf",
+        "total (last scan prefix): inf",
+    ] {
+        assert!(
+            report.lines().any(|l| l == line),
+            "no {line:?} in:\n{report}"
+        );
+    }
+    assert!(!report.contains("null"), "{report}");
+    let out = run_cli("--op product --dtype f64 --n 200 --json");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"], serde_json::json!("inf"));
+    assert_eq!(v["first"][4], serde_json::json!(120.0));
+    // min over 1..N never overflows: numbers stay numbers.
+    let out = run_cli("--op min --dtype f32 --n 50 --json");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"], serde_json::json!(1.0));
+}
+
+#[test]
+fn run_warns_when_f32_sums_pass_2_pow_24() {
+    // 1 + ... + 10000 = 50005000 > 2^24; 1 + ... + 5000 = 12502500 < 2^24.
+    for (args, warned) in [
+        ("--op sum --dtype f32 --n 10000", true),
+        ("--op sum --dtype f32 --n 10000 --json", true),
+        (
+            "--op segsum --dtype f32 --n 20000 --segment-len 10000",
+            true,
+        ),
+        ("--op sum --dtype f32 --n 5000", false),
+        ("--op sum --dtype f64 --n 10000", false),
+        ("--op sum --dtype i64 --n 10000", false),
+    ] {
+        let out = run_cli(args);
+        let err = text(&out.stderr);
+        assert_eq!(
+            err.contains("warning: the f32 sums exceed 2^24"),
+            warned,
+            "{args}: {err}"
+        );
+    }
+}
