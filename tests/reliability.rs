@@ -682,3 +682,139 @@ fn run_warns_when_f32_sums_pass_2_pow_24() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Items 9 and 15: NaN in ArgMin/ArgMax and in Min/Max; every backend agrees.
+
+mod nan_order {
+    use super::common::gpu::gpu;
+    use super::common::strategies::{small_float, specials, with_specials};
+    use monoscan::cpu::{Parallel, Sequential};
+    use monoscan::ops::{ArgMax, ArgMin, Indexed, Max, Min, MinMax, MinMaxPair};
+    use monoscan::{ApproxEq, Backend, Monoid, Tolerance};
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use std::fmt::Debug;
+
+    /// Equal, NaN equal to NaN.
+    fn same<T: ApproxEq>(a: &T, b: &T) -> bool {
+        a.approx_eq(b, Tolerance::EXACT)
+    }
+
+    fn assert_all_same<T: ApproxEq + Debug>(what: &str, got: &[T], want: &[T]) {
+        assert_eq!(got.len(), want.len(), "{what}");
+        if let Some(i) = (0..got.len()).find(|&i| !same(&got[i], &want[i])) {
+            panic!("{what}: element {i}: {:?} vs {:?}", got[i], want[i]);
+        }
+    }
+
+    /// Every result of `backend` equals the sequential reference's, NaN-aware.
+    fn agree<M: Monoid, B: Backend>(backend: &B, m: &M, xs: &[M::Elem])
+    where
+        M::Elem: ApproxEq,
+    {
+        let what = backend.describe();
+        let want = Sequential.inclusive_scan(m, xs).unwrap();
+        assert_all_same(&what, &backend.inclusive_scan(m, xs).unwrap(), &want);
+        let total = Sequential.reduce(m, xs).unwrap();
+        assert!(same(&backend.reduce(m, xs).unwrap(), &total), "{what}");
+        let (ex, ex_total) = backend.exclusive_scan_total(m, xs, m.identity()).unwrap();
+        assert!(same(&ex_total, &total), "{what}: exclusive total");
+        if let Some(last) = want.last() {
+            assert!(same(last, &total), "{what}: last prefix vs reduce");
+        }
+        let (want_ex, _) = Sequential
+            .exclusive_scan_total(m, xs, m.identity())
+            .unwrap();
+        assert_all_same(&what, &ex, &want_ex);
+    }
+
+    /// Values with NaN, infinities and zeros at their positions.
+    fn indexed_f64() -> impl Strategy<Value = Vec<Indexed<f64>>> {
+        vec(with_specials(small_float::<f64>()), 0..300).prop_map(|vs| {
+            vs.into_iter()
+                .enumerate()
+                .map(|(i, v)| Indexed::new(v, i as u64))
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn argmin_and_argmax_agree_across_backends(xs in indexed_f64(), chunk in 1usize..9) {
+            let par = Parallel::with_min_chunk(chunk);
+            agree(&par, &ArgMin::<f64>::new(), &xs);
+            agree(&par, &ArgMax::<f64>::new(), &xs);
+        }
+
+        #[test]
+        fn min_max_agree_across_backends(
+            xs in vec(with_specials(small_float::<f32>()), 0..300),
+            chunk in 1usize..9,
+        ) {
+            let par = Parallel::with_min_chunk(chunk);
+            agree(&par, &Min::<f32>::new(), &xs);
+            agree(&par, &Max::<f32>::new(), &xs);
+            let pairs: Vec<_> = xs.iter().map(|&x| MinMaxPair::of(x)).collect();
+            agree(&par, &MinMax::<f32>::new(), &pairs);
+        }
+    }
+
+    #[test]
+    fn min_of_nans_only_is_one_value_everywhere() {
+        for n in [1, 2, 5, 4096, 10_000] {
+            let xs = vec![f32::NAN; n];
+            for par in [Parallel::default(), Parallel::with_min_chunk(3)] {
+                agree(&par, &Min::<f32>::new(), &xs);
+                agree(&par, &Max::<f32>::new(), &xs);
+            }
+            let m = Min::<f32>::new();
+            let (_, total) = Sequential
+                .exclusive_scan_total(&m, &xs, m.identity())
+                .unwrap();
+            assert!(total.is_nan(), "{total}");
+        }
+        // NaN is ignored wherever it sits.
+        let xs = [f32::NAN, 3.0, f32::NAN, -1.0, f32::NAN];
+        assert_eq!(Sequential.reduce(&Min::<f32>::new(), &xs).unwrap(), -1.0);
+        assert_eq!(Sequential.reduce(&Max::<f32>::new(), &xs).unwrap(), 3.0);
+        let ix: Vec<_> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Indexed::new(v, i as u64))
+            .collect();
+        assert_eq!(
+            Sequential.reduce(&ArgMin::<f32>::new(), &ix).unwrap(),
+            ix[3]
+        );
+        assert_eq!(
+            Sequential.reduce(&ArgMax::<f32>::new(), &ix).unwrap(),
+            ix[1]
+        );
+    }
+
+    /// The device's combine must order NaN, infinities and zeros as the host's does.
+    #[test]
+    fn the_gpu_orders_nan_like_the_host() {
+        let Some(gpu) = gpu() else { return };
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        for _ in 0..8 {
+            let xs: Vec<f64> = vec(prop_oneof![small_float::<f64>(), specials::<f64>()], 5000)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            let ix: Vec<_> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| Indexed::new(v, i as u64))
+                .collect();
+            agree(gpu, &ArgMin::<f64>::new(), &ix);
+            agree(gpu, &ArgMax::<f64>::new(), &ix);
+            agree(gpu, &Min::<f64>::new(), &xs);
+            agree(gpu, &Max::<f64>::new(), &xs);
+        }
+    }
+}
