@@ -30,10 +30,11 @@ fn main() -> monoscan::Result<()> {
     let buffer = allocate::fill_slices(&a, &requests, u32::MAX, |item, slice| {
         slice.fill(item as u32)
     })?;
-    let owned_right = requests
-        .iter()
-        .enumerate()
-        .all(|(i, _)| buffer[a.range(i, &requests)].iter().all(|&v| v == i as u32));
+    let owned_right = requests.iter().enumerate().all(|(i, _)| {
+        buffer[a.range(i, &requests).unwrap()]
+            .iter()
+            .all(|&v| v == i as u32)
+    });
     common::check(
         owned_right && buffer.len() as u64 == a.total,
         "every item filled exactly its own slice",

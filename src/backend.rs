@@ -1,5 +1,6 @@
 //! [`Backend`]: the host-slice interface shared by the CPU backends and the GPU.
 
+use crate::alloc;
 use crate::error::Result;
 use crate::map::Map;
 use crate::monoid::Monoid;
@@ -8,7 +9,8 @@ use crate::monoid::Monoid;
 ///
 /// Implemented by [`crate::cpu::Sequential`] (the reference), [`crate::cpu::Parallel`] (rayon)
 /// and [`crate::Gpu`]. All give the same results: exactly for exact operators, and up to
-/// rounding for floats (they group operations differently).
+/// rounding for floats (they group operations differently). A host buffer that cannot be
+/// allocated is [`crate::Error::OutOfMemory`], never an abort.
 ///
 /// Definitions, for `xs = [x0, x1, ..., x(n-1)]` and `⊕ = combine`:
 ///
@@ -52,7 +54,7 @@ pub trait Backend {
 
     /// The inclusive scan of `xs`.
     fn inclusive_scan<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<Vec<M::Elem>> {
-        let mut out = xs.to_vec();
+        let mut out = alloc::to_vec(xs)?;
         self.inclusive_scan_in_place(m, &mut out)?;
         Ok(out)
     }
@@ -74,7 +76,7 @@ pub trait Backend {
         xs: &[M::Elem],
         init: M::Elem,
     ) -> Result<(Vec<M::Elem>, M::Elem)> {
-        let mut out = xs.to_vec();
+        let mut out = alloc::to_vec(xs)?;
         let total = self.exclusive_scan_in_place(m, &mut out, init)?;
         Ok((out, total))
     }
@@ -87,7 +89,7 @@ pub trait Backend {
         map: &Map<In, M::Elem>,
         xs: &[In],
     ) -> Result<M::Elem> {
-        let ys: Vec<M::Elem> = xs.iter().map(|x| map.apply(x)).collect();
+        let ys = alloc::collect(xs.iter().map(|x| map.apply(x)))?;
         self.reduce(m, &ys)
     }
 
@@ -98,7 +100,7 @@ pub trait Backend {
         map: &Map<In, M::Elem>,
         xs: &[In],
     ) -> Result<Vec<M::Elem>> {
-        let mut ys: Vec<M::Elem> = xs.iter().map(|x| map.apply(x)).collect();
+        let mut ys = alloc::collect(xs.iter().map(|x| map.apply(x)))?;
         self.inclusive_scan_in_place(m, &mut ys)?;
         Ok(ys)
     }
@@ -111,7 +113,7 @@ pub trait Backend {
         xs: &[In],
         init: M::Elem,
     ) -> Result<(Vec<M::Elem>, M::Elem)> {
-        let mut ys: Vec<M::Elem> = xs.iter().map(|x| map.apply(x)).collect();
+        let mut ys = alloc::collect(xs.iter().map(|x| map.apply(x)))?;
         let total = self.exclusive_scan_in_place(m, &mut ys, init)?;
         Ok((ys, total))
     }

@@ -15,12 +15,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    /// The CUDA driver library (`libcuda.so`) could not be loaded, or loaded without the
+    /// functions monoscan needs.
     #[error(
-        "no CUDA driver: libcuda.so could not be loaded. Install the NVIDIA driver (it ships \
-         libcuda.so) or use the CPU backend (monoscan::cpu, `--backend cpu` on the command line)"
+        "no CUDA driver: {}. Install the NVIDIA driver (it ships libcuda.so) or use the CPU \
+         backend (monoscan::cpu, `--backend cpu` on the command line)",
+        detail.as_deref().unwrap_or("libcuda.so could not be loaded")
     )]
-    NoDriver,
+    NoDriver {
+        /// The loader's error for a library that exists but failed to load, or the functions
+        /// a loaded library lacks; `None` when no library was found at all.
+        detail: Option<String>,
+    },
 
     /// The driver loaded but there is no device with the requested ordinal.
     #[error("no CUDA device {requested}: {available} device(s) visible{}", detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
@@ -33,16 +39,22 @@ pub enum Error {
         detail: Option<String>,
     },
 
-    /// NVRTC (`libnvrtc.so`) could not be found or loaded.
+    /// NVRTC (`libnvrtc.so`) could not be found or loaded, or loaded without the functions
+    /// monoscan needs.
     #[error(
-        "NVRTC not found (searched: {}). Install it with `pip install nvidia-cuda-nvrtc==13.0.88` \
+        "NVRTC {} (searched: {}){}. Install it with `pip install nvidia-cuda-nvrtc==13.0.88` \
          (or a CUDA toolkit) and point MONOSCAN_NVRTC_DIR at the folder holding libnvrtc.so.13, \
          or add that folder to LD_LIBRARY_PATH",
-        display_paths(searched)
+        if detail.is_some() { "could not be loaded" } else { "not found" },
+        display_paths(searched),
+        detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
     )]
     NoNvrtc {
         /// The places that were tried.
         searched: Vec<PathBuf>,
+        /// The loader's error for a library that exists but failed to load, or the functions
+        /// a loaded library lacks; `None` when no library was found at all.
+        detail: Option<String>,
     },
 
     /// NCCL (`libnccl.so`) could not be loaded, or a collective failed.
@@ -69,14 +81,16 @@ pub enum Error {
         log: String,
     },
 
-    /// A device allocation failed.
-    #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
+    /// An allocation failed, on the device or on the host.
+    #[error("out of {memory} memory: {requested} bytes requested{}", free_of_total(*free, *total))]
     OutOfMemory {
+        /// Which memory.
+        memory: Memory,
         /// Bytes asked for.
         requested: usize,
-        /// Free bytes on the device at the time.
+        /// Free bytes at the time (0 when unknown).
         free: usize,
-        /// Total bytes on the device.
+        /// Total bytes (0 when unknown).
         total: usize,
     },
 
@@ -104,6 +118,32 @@ pub enum Error {
         /// What the OS said.
         message: String,
     },
+}
+
+/// Which memory an allocation was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Memory {
+    /// The GPU's memory.
+    Device,
+    /// The host's (the process's heap).
+    Host,
+}
+
+impl fmt::Display for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Memory::Device => "device",
+            Memory::Host => "host",
+        })
+    }
+}
+
+fn free_of_total(free: usize, total: usize) -> String {
+    if total == 0 {
+        String::new()
+    } else {
+        format!(", {free} of {total} bytes free")
+    }
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
@@ -164,7 +204,7 @@ impl Error {
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
-            Error::NoDriver | Error::NoDevice { .. } | Error::NoNvrtc { .. }
+            Error::NoDriver { .. } | Error::NoDevice { .. } | Error::NoNvrtc { .. }
         )
     }
 }

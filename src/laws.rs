@@ -144,6 +144,10 @@ pub fn split<M: Monoid>(m: &M, xs: &[M::Elem], k: usize) -> (M::Elem, M::Elem) {
     )
 }
 
+/// The longest input [`Checker::max_len`] accepts: proptest draws the split law's inputs up to
+/// this length, 256 times per check.
+pub const MAX_SPLIT_LEN: usize = 1 << 16;
+
 type Equality<'a, T> = Box<dyn Fn(&T, &T) -> bool + Send + Sync + 'a>;
 
 /// A configured law checker: the equality to use, how many cases, how long the inputs of the
@@ -199,9 +203,10 @@ impl<'a, M: Monoid> Checker<'a, M> {
         self
     }
 
-    /// The longest input for the split law.
+    /// The longest input for the split law, at most [`MAX_SPLIT_LEN`] (larger values are
+    /// clamped to it).
     pub fn max_len(mut self, max_len: usize) -> Self {
-        self.max_len = max_len;
+        self.max_len = max_len.min(MAX_SPLIT_LEN);
         self
     }
 

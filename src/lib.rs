@@ -63,12 +63,14 @@
 extern crate self as monoscan;
 
 mod algorithm;
+mod alloc;
 mod approx;
 mod backend;
 pub mod bench;
 pub mod cache;
 pub mod codegen;
 pub mod cpu;
+mod dylib;
 mod element;
 mod error;
 mod gpu;
@@ -88,7 +90,7 @@ pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
 pub use cudarc::driver::DeviceRepr;
 pub use element::Element;
-pub use error::{CompileFailure, Error, Result};
+pub use error::{CompileFailure, Error, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};

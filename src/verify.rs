@@ -84,7 +84,10 @@ pub fn verify_pairs<M: Monoid>(
     Ok(None)
 }
 
-/// [`verify_pairs`] on `count` random pairs drawn from `elems`, compared exactly.
+/// [`verify_pairs`] on `count` random pairs drawn from `elems`, compared exactly: with `==`,
+/// except that two values that both hold a NaN (so are unequal to themselves) are the same
+/// when they print the same (`Debug`), as the NaN identities of the float `Min` and `Max`
+/// do.
 ///
 /// ```
 /// use monoscan::{verify, Gpu, ops::MatMulMod};
@@ -110,5 +113,32 @@ where
             .unwrap_or_else(|_| m.identity())
     };
     let pairs: Vec<_> = (0..count).map(|_| (draw(), draw())).collect();
-    verify_pairs(gpu, m, &pairs, |x, y| x == y)
+    verify_pairs(gpu, m, &pairs, same)
+}
+
+/// `x == y`, or both hold a NaN and print alike.
+#[allow(clippy::eq_op)]
+fn same<T: PartialEq + std::fmt::Debug>(x: &T, y: &T) -> bool {
+    x == y || (x != x && y != y && format!("{x:?}") == format!("{y:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+    use crate::ops::Indexed;
+
+    #[test]
+    fn nans_compare_by_what_they_print() {
+        assert!(same(&f32::NAN, &f32::NAN));
+        assert!(same(&-0.0f64, &0.0));
+        assert!(!same(&f32::NAN, &1.0));
+        assert!(same(
+            &Indexed::new(f64::NAN, 3),
+            &Indexed::new(-f64::NAN, 3)
+        ));
+        assert!(!same(
+            &Indexed::new(f64::NAN, 3),
+            &Indexed::new(f64::NAN, 4)
+        ));
+    }
 }

@@ -91,13 +91,27 @@ macro_rules! scalar_laws {
     )*};
 }
 
-// Dyadic sums are exact (see `DYADIC_K`), so float sums compare exactly.
-scalar_laws! { sum, Sum, dyadic::<f32>(), None, dyadic::<f64>(), None }
+/// Exact comparison that holds NaN equal to NaN (`PartialEq` does not): for float laws over
+/// [`with_specials`] values (NaN, both infinities, both zeros), whose two sides must both be
+/// NaN where one is.
+const EXACT: Option<Tolerance> = Some(Tolerance::EXACT);
+
+// Every float law test mixes NaN, both infinities and both zeros into its values (Affine only
+// the zeros: see its documentation). Dyadic sums are exact (see `DYADIC_K`), so float sums
+// compare exactly.
 scalar_laws! {
-    product, Product, unit::<f32>(), Some(PRODUCT_F32), unit::<f64>(), Some(PRODUCT_F64)
+    sum, Sum, with_specials(dyadic::<f32>()), EXACT, with_specials(dyadic::<f64>()), EXACT
 }
-scalar_laws! { min, Min, finite::<f32>(), None, finite::<f64>(), None }
-scalar_laws! { max, Max, finite::<f32>(), None, finite::<f64>(), None }
+scalar_laws! {
+    product, Product, with_specials(unit::<f32>()), Some(PRODUCT_F32),
+    with_specials(unit::<f64>()), Some(PRODUCT_F64)
+}
+scalar_laws! {
+    min, Min, with_specials(finite::<f32>()), EXACT, with_specials(finite::<f64>()), EXACT
+}
+scalar_laws! {
+    max, Max, with_specials(finite::<f32>()), EXACT, with_specials(finite::<f64>()), EXACT
+}
 scalar_laws! { bitand, BitAnd }
 scalar_laws! { bitor, BitOr }
 scalar_laws! { bitxor, BitXor }
@@ -112,20 +126,32 @@ macro_rules! laws {
     )*};
 }
 
+/// [`affine`] maps whose coefficients are sometimes `+0.0` or `-0.0`.
+fn affine_zeros<T: TestFloat>() -> impl Strategy<Value = AffineMap<T>> + Clone {
+    (
+        with_zeros(affine::<T>().prop_map(|m| m.a)),
+        with_zeros(affine::<T>().prop_map(|m| m.b)),
+    )
+        .prop_map(|(a, b)| AffineMap::new(a, b))
+}
+
 fn mod_7() -> MatMulMod {
     MatMulMod::new(7).unwrap()
 }
 
 laws! {
-    sum_f64_rounded: Sum::<f64>::new(), modest::<f64>(), Some(SUM_F64_ROUNDED);
+    sum_f64_rounded: Sum::<f64>::new(), with_specials(modest::<f64>()), Some(SUM_F64_ROUNDED);
     argmin_i32: ArgMin::<i32>::new(), indexed(small_i32()), None;
-    argmin_f64: ArgMin::<f64>::new(), indexed(small_float::<f64>()), None;
+    argmin_f32: ArgMin::<f32>::new(), indexed(with_specials(small_float::<f32>())), EXACT;
+    argmin_f64: ArgMin::<f64>::new(), indexed(with_specials(small_float::<f64>())), EXACT;
     argmax_i32: ArgMax::<i32>::new(), indexed(small_i32()), None;
-    argmax_f64: ArgMax::<f64>::new(), indexed(small_float::<f64>()), None;
+    argmax_f32: ArgMax::<f32>::new(), indexed(with_specials(small_float::<f32>())), EXACT;
+    argmax_f64: ArgMax::<f64>::new(), indexed(with_specials(small_float::<f64>())), EXACT;
     minmax_i64: MinMax::<i64>::new(), minmax_pair(prop_oneof![any::<i64>(), small_i64()]), None;
-    minmax_f32: MinMax::<f32>::new(), minmax_pair(finite::<f32>()), None;
-    affine_f32: Affine::<f32>::new(), affine::<f32>(), Some(AFFINE_F32);
-    affine_f64: Affine::<f64>::new(), affine::<f64>(), Some(AFFINE_F64);
+    minmax_f32: MinMax::<f32>::new(), minmax_pair(with_specials(finite::<f32>())), EXACT;
+    minmax_f64: MinMax::<f64>::new(), minmax_pair(with_specials(finite::<f64>())), EXACT;
+    affine_f32: Affine::<f32>::new(), affine_zeros::<f32>(), Some(AFFINE_F32);
+    affine_f64: Affine::<f64>::new(), affine_zeros::<f64>(), Some(AFFINE_F64);
     affine_exact_f32: Affine::<f32>::new(), affine_exact::<f32>(), None;
     matmul_default_prime: MatMulMod::default(), mat2(MatMulMod::default()), None;
     matmul_mod_7: mod_7(), mat2(mod_7()), None;

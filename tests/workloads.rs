@@ -116,8 +116,10 @@ fn check_allocation_and_compaction<B: Backend>(b: &B, name: &str) {
         let buf = allocate::fill_slices(&a, &requests, u32::MAX, |i, s| s.fill(i as u32)).unwrap();
         for (i, r) in requests.iter().enumerate() {
             assert!(
-                buf[a.range(i, &requests)].iter().all(|&v| v == i as u32)
-                    && buf[a.range(i, &requests)].len() == *r as usize
+                buf[a.range(i, &requests).unwrap()]
+                    .iter()
+                    .all(|&v| v == i as u32)
+                    && buf[a.range(i, &requests).unwrap()].len() == *r as usize
             );
         }
         let xs: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32).collect();

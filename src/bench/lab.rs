@@ -11,21 +11,32 @@
 //! computed from the formulas.
 
 use crate::algorithm::Algorithm;
+use crate::alloc;
 use crate::backend::Backend;
 use crate::cpu::{seq, Parallel};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::monoid::{CudaOp, Monoid};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// `N log2 N - (N - 1)`: Kogge-Stone's combines on a section of `n` (a power of two).
+/// `N log2 N - (N - 1)`: Kogge-Stone's combines on a section of `n` (a power of two); 0 for
+/// an empty section, and `u64::MAX` where the count does not fit.
 pub fn kogge_stone_formula(n: u64) -> u64 {
-    n * u64::from(n.max(1).ilog2()) - (n - 1)
+    if n == 0 {
+        return 0;
+    }
+    n.checked_mul(u64::from(n.ilog2()))
+        .map_or(u64::MAX, |nlog| nlog - (n - 1))
 }
 
-/// `2N - 2 - log2 N`: Brent-Kung's combines on a section of `n` (a power of two).
+/// `2N - 2 - log2 N`: Brent-Kung's combines on a section of `n` (a power of two); 0 for an
+/// empty section, and `u64::MAX` where the count does not fit.
 pub fn brent_kung_formula(n: u64) -> u64 {
-    2 * n - 2 - u64::from(n.max(1).ilog2())
+    if n == 0 {
+        return 0;
+    }
+    n.checked_mul(2)
+        .map_or(u64::MAX, |twice| twice - 2 - u64::from(n.ilog2()))
 }
 
 /// One line of the lab's table.
@@ -57,14 +68,24 @@ pub struct BlockCount {
     pub formula: u64,
 }
 
-/// Runs every GPU algorithm (when `gpu` is given) and the parallel CPU backend on `xs`.
+/// The most timed repetitions [`run`] accepts.
+pub const MAX_REPS: usize = 10_000;
+
+/// Runs every GPU algorithm (when `gpu` is given) and the parallel CPU backend on `xs`, each
+/// timed over `reps` repetitions (1 to [`MAX_REPS`]; 0 counts as 1).
 pub fn run<M: Monoid>(
     gpu: Option<&Gpu>,
     m: &M,
     xs: &[M::Elem],
     reps: usize,
 ) -> Result<Vec<LabRow>> {
-    let want = seq::inclusive_scan(m, xs);
+    if reps > MAX_REPS {
+        return Err(Error::invalid(format!(
+            "{reps} repetitions: at most {MAX_REPS}"
+        )));
+    }
+    let mut want = alloc::to_vec(xs)?;
+    seq::inclusive_scan_in_place(m, &mut want);
     let mut rows = Vec::new();
     if let Some(gpu) = gpu {
         for algorithm in Algorithm::EXPLICIT {
@@ -112,7 +133,7 @@ fn gpu_row<M: Monoid>(
                 measured,
                 sections,
                 section,
-                formula: sections * per,
+                formula: sections.saturating_mul(per),
             })
         }
         None => None,
@@ -148,7 +169,7 @@ impl<M: Monoid> Monoid for Counting<'_, M> {
 
 fn cpu_row<M: Monoid>(m: &M, xs: &[M::Elem], want: &[M::Elem], reps: usize) -> Result<LabRow> {
     let cpu = Parallel::default();
-    let mut times = Vec::new();
+    let mut times = alloc::with_capacity(reps.max(1))?;
     let mut ys = Vec::new();
     for _ in 0..reps.max(1) {
         let start = std::time::Instant::now();

@@ -2,13 +2,14 @@
 //!
 //! [`KernelCache::get`] turns an operator and a [`KernelSpec`] into a compiled module: a memory
 //! hit costs a hash-map lookup; otherwise the source is rendered, its [`key`] derived, and the
-//! disk entry loaded and verified; only when both miss does NVRTC run, and the result is
-//! written back. Loaded driver modules are cached per device by [`crate::Gpu`] on top of this.
+//! disk entry loaded and verified (it must have been written for this very key); only when both
+//! miss does NVRTC run, and the result is written back. `docs/cache.md` states what the disk
+//! layer guarantees. Loaded driver modules are cached per device by [`crate::Gpu`] on top of this.
 
 mod disk;
 pub mod key;
 
-pub use disk::{read_entry, Entry, Kind};
+pub use disk::{read_entry, Entry, Kind, MAX_ENTRY_BYTES, STALE_TMP};
 
 use crate::codegen::{self, KernelSpec, Rendered};
 use crate::error::{Error, Result};
@@ -17,7 +18,7 @@ use crate::monoid::CudaOp;
 use disk::{Disk, Loaded};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where compiled kernels are kept on disk.
@@ -66,7 +67,8 @@ pub struct CacheStats {
     pub disk_hits: u64,
     /// NVRTC compilations.
     pub compiles: u64,
-    /// Disk entries that failed verification (and were replaced).
+    /// Disk entries that failed verification: corrupt, written for another key, not a regular
+    /// file, too large (each is replaced by the recompiled module).
     pub corrupt: u64,
 }
 
@@ -92,6 +94,7 @@ pub struct KernelCache {
     disk_hits: AtomicU64,
     compiles: AtomicU64,
     corrupt: AtomicU64,
+    write_warned: AtomicBool,
 }
 
 impl KernelCache {
@@ -104,6 +107,7 @@ impl KernelCache {
             disk_hits: AtomicU64::new(0),
             compiles: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
+            write_warned: AtomicBool::new(false),
         }
     }
 
@@ -196,7 +200,12 @@ impl KernelCache {
                 payload: compiled.image.clone(),
             };
             if let Err(why) = disk.store(&arch, &key, &entry) {
-                warn(&why);
+                if !self.write_warned.swap(true, Ordering::Relaxed) {
+                    warn(&format!(
+                        "{why}; the module stays cached in memory (later write failures of \
+                         this process are not reported)"
+                    ));
+                }
             }
         }
         Ok(Module {

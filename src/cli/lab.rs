@@ -2,7 +2,7 @@
 //! by instrumented kernels, beside the textbook formulas.
 
 use super::dispatch::{dispatch, Dtype, Job, Op};
-use super::{value_name, write_stdout, CliError};
+use super::{allocate, value_name, write_stdout, CliError};
 use monoscan::bench::lab;
 use monoscan::{Gpu, Monoid};
 use serde::Serialize;
@@ -19,8 +19,10 @@ pub struct LabArgs {
     /// The element type (default: the operator's).
     #[arg(long, value_enum)]
     pub dtype: Option<Dtype>,
-    /// Timed repetitions (the median is shown).
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (the median is shown), 1 to 10000.
+    #[arg(long, default_value_t = 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=lab::MAX_REPS as u64))]
     pub reps: usize,
 }
 
@@ -37,12 +39,14 @@ impl Job for Lab<'_> {
         M::Elem: Serialize,
         G: Fn(u64) -> Option<M::Elem> + Sync,
     {
-        let xs: Vec<M::Elem> = (1..=self.args.n)
-            .map(&elem)
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
+        let len = usize::try_from(self.args.n)
+            .map_err(|_| CliError::Usage("--n does not fit this machine".into()))?;
+        let mut xs = allocate::<M::Elem>(len, "input")?;
+        for i in 1..=self.args.n {
+            xs.push(elem(i).ok_or_else(|| {
                 CliError::Usage("the dtype cannot hold the values 1..N; lower --n".into())
-            })?;
+            })?);
+        }
         let rows = lab::run(self.gpu, &m, &xs, self.args.reps)?;
         let mut out = format!(
             "{:<22} {:>10} {:>8} {:>14}   block scans: measured / formula (sections x per-section)\n",

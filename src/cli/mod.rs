@@ -9,6 +9,7 @@ pub mod cache;
 pub mod dispatch;
 pub mod doctor;
 pub mod emit;
+pub mod floats;
 pub mod lab;
 pub mod run;
 pub mod svg;
@@ -147,9 +148,10 @@ pub fn allocate<T>(len: usize, what: &str) -> Result<Vec<T>, CliError> {
     Ok(v)
 }
 
-/// `x` as compact JSON.
+/// `x` as compact JSON; infinite and NaN floats are the strings `"inf"`, `"-inf"` and `"NaN"`
+/// ([`floats::to_json`]).
 pub fn json<T: Serialize + ?Sized>(x: &T) -> Result<String, CliError> {
-    serde_json::to_string(x).map_err(|e| CliError::Runtime(format!("cannot serialize: {e}")))
+    floats::to_json(x)
 }
 
 /// Writes to stdout; a closed pipe (`monoscan run | head -1`) is not an error.

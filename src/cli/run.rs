@@ -4,6 +4,7 @@
 //! timed), generalised to every built-in operator and dtype and to any backend.
 
 use super::dispatch::{dispatch, Dtype, Job, Op};
+use super::floats::to_text;
 use super::{allocate, human_bytes, json, mem_available, value_name, write_stdout, CliError};
 use clap::{Args, ValueEnum};
 use monoscan::{Backend, Monoid};
@@ -53,6 +54,8 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub segment_len: u64,
     /// Print one JSON object (backend, op, dtype, n, reduce_ms, scan_ms, first, total).
+    /// Infinite and NaN floats, which JSON cannot spell as numbers, are the strings "inf",
+    /// "-inf" and "NaN".
     #[arg(long)]
     pub json: bool,
 }
@@ -253,6 +256,16 @@ impl<B: Backend> Job for Measure<'_, '_, B> {
             first: &ys[..len.min(SHOWN)],
             total,
         };
+        if matches!(args.op, Op::Sum | Op::SegSum) {
+            let largest = [Some(&report.total), ys.last()]
+                .into_iter()
+                .flatten()
+                .filter_map(|e| serde_json::to_value(e).ok().as_ref().and_then(magnitude))
+                .fold(0.0, f64::max);
+            if let Some(warning) = rounding_warning(dtype, largest) {
+                let _ = writeln!(std::io::stderr(), "warning: {warning}");
+            }
+        }
         let text = if args.json {
             json(&report)? + "\n"
         } else {
@@ -275,15 +288,49 @@ struct Report<'a, E> {
     total: E,
 }
 
+/// The magnitude of a sum as serde_json sees it: a number, or the `value` of a flagged
+/// element (`None` for anything else, infinities and NaN included).
+fn magnitude(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(x) => x.as_f64().map(f64::abs),
+        serde_json::Value::Object(fields) => fields.get("value").and_then(magnitude),
+        _ => None,
+    }
+}
+
+/// The warning for float sums that reach `largest` in magnitude, past the integers the dtype
+/// holds exactly (2^24 for f32, 2^53 for f64): from there on the partial sums of 1..N are
+/// rounded, and the reduce and the scan, which add in different orders, may disagree.
+fn rounding_warning(dtype: Dtype, largest: f64) -> Option<String> {
+    let (bits, name) = match dtype {
+        Dtype::F32 => (f32::MANTISSA_DIGITS, "f32"),
+        Dtype::F64 => (f64::MANTISSA_DIGITS, "f64"),
+        _ => return None,
+    };
+    let exact = 2f64.powi(bits as i32);
+    (largest > exact).then(|| {
+        format!(
+            "the {name} sums exceed 2^{bits} = {exact} in magnitude, beyond which {name} does \
+             not hold every integer: they are rounded, and the reduce and the scan may round \
+             differently{}",
+            if dtype == Dtype::F32 {
+                " (use --dtype f64)"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
 impl<E: Serialize> Report<'_, E> {
     fn text(&self, last: Option<&E>) -> Result<String, CliError> {
-        let first: Vec<String> = self.first.iter().map(json).collect::<Result<_, _>>()?;
+        let first: Vec<String> = self.first.iter().map(to_text).collect::<Result<_, _>>()?;
         let more = if (self.first.len() as u64) < self.n {
             " ..."
         } else {
             ""
         };
-        let last = last.map(json).transpose()?.unwrap_or_default();
+        let last = last.map(to_text).transpose()?.unwrap_or_default();
         Ok(format!(
             "backend: {}\nop:      {}\ndtype:   {}\nn:       {}\n\
              [time] reduce:         {:.3} ms\n\
@@ -299,7 +346,7 @@ impl<E: Serialize> Report<'_, E> {
             self.scan_ms,
             self.first.len(),
             first.join(" "),
-            json(&self.total)?,
+            to_text(&self.total)?,
         ))
     }
 }

@@ -27,11 +27,23 @@ struct StructCtx<'a> {
 }
 
 /// Checks what must hold before any C++ is written: nothing empty, no NUL bytes (NVRTC takes C
-/// strings), identifiers that are identifiers.
+/// strings), identifiers that are identifiers, and no control characters (line breaks above
+/// all) in the names and types that generated comments quote, where a line break would end the
+/// comment and turn the rest of the name into code.
 pub fn validate(op: &CudaOp) -> Result<()> {
-    let what = |field: &str| format!("operator `{}`: {field}", op.name);
+    let what = |field: &str| format!("operator {:?}: {field}", op.name);
     if op.name.is_empty() {
         return Err(Error::invalid("an operator needs a name"));
+    }
+    if op.name.chars().any(char::is_control) {
+        return Err(Error::invalid(what(
+            "the name contains a control character (a line break, a NUL, ...)",
+        )));
+    }
+    if op.elem.chars().any(char::is_control) {
+        return Err(Error::invalid(what(
+            "the CUDA element type contains a control character",
+        )));
     }
     if op.identity.trim().is_empty() {
         return Err(Error::invalid(what(
@@ -60,6 +72,16 @@ pub fn validate(op: &CudaOp) -> Result<()> {
         }
     }
     if let Some(map) = &op.input {
+        if map.name.is_empty() {
+            return Err(Error::invalid(what("the input map needs a name")));
+        }
+        if map.name.chars().any(char::is_control) || map.in_type.chars().any(char::is_control) {
+            return Err(Error::invalid(what(&format!(
+                "the input map {:?} has a control character (a line break, a NUL, ...) in its \
+                 name or input type",
+                map.name
+            ))));
+        }
         if map.body.trim().is_empty() || map.in_type.trim().is_empty() {
             return Err(Error::invalid(what(
                 "the input map's body or type is empty",

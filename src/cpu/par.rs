@@ -1,6 +1,7 @@
 //! The parallel CPU backend: a blocked three-phase scan on rayon.
 
 use super::seq;
+use crate::alloc;
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::monoid::Monoid;
@@ -36,8 +37,12 @@ impl Parallel {
         n.div_ceil(pieces).max(self.min_chunk)
     }
 
-    fn chunk_totals<M: Monoid>(&self, m: &M, xs: &[M::Elem], chunk: usize) -> Vec<M::Elem> {
-        xs.par_chunks(chunk).map(|c| seq::reduce(m, c)).collect()
+    fn chunk_totals<M: Monoid>(&self, m: &M, xs: &[M::Elem], chunk: usize) -> Result<Vec<M::Elem>> {
+        let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
+        xs.par_chunks(chunk)
+            .map(|c| seq::reduce(m, c))
+            .collect_into_vec(&mut totals);
+        Ok(totals)
     }
 }
 
@@ -51,7 +56,7 @@ impl Backend for Parallel {
         if xs.len() <= chunk {
             return Ok(seq::reduce(m, xs));
         }
-        Ok(seq::reduce(m, &self.chunk_totals(m, xs, chunk)))
+        Ok(seq::reduce(m, &self.chunk_totals(m, xs, chunk)?))
     }
 
     fn inclusive_scan_in_place<M: Monoid>(&self, m: &M, xs: &mut [M::Elem]) -> Result<()> {
@@ -60,7 +65,7 @@ impl Backend for Parallel {
             seq::inclusive_scan_in_place(m, xs);
             return Ok(());
         }
-        let mut totals = self.chunk_totals(m, xs, chunk);
+        let mut totals = self.chunk_totals(m, xs, chunk)?;
         // carries[k] = t0 ⊕ ... ⊕ t(k-1); chunk 0 has none.
         seq::inclusive_scan_in_place(m, &mut totals);
         xs.par_chunks_mut(chunk).enumerate().for_each(|(k, c)| {
@@ -80,7 +85,7 @@ impl Backend for Parallel {
         if xs.len() <= chunk {
             return Ok(seq::exclusive_scan_in_place(m, xs, init));
         }
-        let mut carries = self.chunk_totals(m, xs, chunk);
+        let mut carries = self.chunk_totals(m, xs, chunk)?;
         let total = seq::exclusive_scan_in_place(m, &mut carries, init);
         xs.par_chunks_mut(chunk)
             .zip(carries.par_iter())

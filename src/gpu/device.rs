@@ -26,17 +26,15 @@ pub struct DeviceInfo {
     pub limits: DeviceLimits,
 }
 
-/// Whether the CUDA driver library can be loaded at all (never panics).
+/// Whether the CUDA driver library loads and has every function monoscan calls (never
+/// panics).
 pub fn driver_present() -> bool {
-    // SAFETY: only tries to open libcuda by its candidate names.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    crate::dylib::check_driver().is_ok()
 }
 
-/// How many devices the driver sees (`Err(NoDriver)` without a driver).
+/// How many devices the driver sees (`Err(NoDriver)` without a usable driver).
 pub fn device_count() -> Result<usize> {
-    if !driver_present() {
-        return Err(Error::NoDriver);
-    }
+    crate::dylib::check_driver()?;
     CudaContext::device_count()
         .map(|n| n.max(0) as usize)
         .map_err(|e| Error::NoDevice {
@@ -171,6 +169,7 @@ pub(crate) fn alloc_error(ctx: &Arc<CudaContext>, requested: usize, e: DriverErr
     if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         let (free, total) = ctx.mem_get_info().unwrap_or((0, 0));
         Error::OutOfMemory {
+            memory: crate::error::Memory::Device,
             requested,
             free,
             total,

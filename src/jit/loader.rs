@@ -9,8 +9,15 @@
 //! Places tried, in order: `MONOSCAN_NVRTC_DIR`; the loader's own search path; `CUDA_PATH`,
 //! `CUDA_HOME` and `/usr/local/cuda` (their `lib64`/`lib`); the `nvidia/cu13/lib` and
 //! `nvidia/cuda_nvrtc/lib` folders of the Python environments monoscan can see (virtualenv,
-//! conda, pyenv, user and system site-packages).
+//! conda, pyenv, user and system site-packages). Variables that are empty or name a relative
+//! folder are ignored.
+//!
+//! A library that loads is checked for every function monoscan calls before anything calls it
+//! (see `crate::dylib`); one that exists but fails to load, or lacks functions, is reported with
+//! the loader's words rather than as "not found".
 
+use crate::dylib::{self, Probe};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -21,60 +28,114 @@ pub struct Located {
     pub dir: Option<PathBuf>,
 }
 
-/// Loads NVRTC once per process; the places searched, on failure.
-pub fn locate() -> Result<Located, Vec<PathBuf>> {
-    static RESULT: OnceLock<Result<Located, Vec<PathBuf>>> = OnceLock::new();
-    RESULT.get_or_init(search).clone()
+/// Why NVRTC is not usable.
+#[derive(Debug, Clone)]
+pub struct Missing {
+    /// The places searched.
+    pub searched: Vec<PathBuf>,
+    /// The loader's errors for libraries that exist but failed to load, or the functions a
+    /// loaded library lacks (`None`: no library anywhere).
+    pub detail: Option<String>,
 }
 
-fn search() -> Result<Located, Vec<PathBuf>> {
+/// Loads NVRTC once per process and checks that it has every function monoscan calls; the
+/// places searched and what went wrong, on failure.
+pub fn locate() -> Result<Located, Missing> {
+    static RESULT: OnceLock<Result<Located, Missing>> = OnceLock::new();
+    RESULT
+        .get_or_init(|| search(&|var| std::env::var_os(var), dirs::home_dir()))
+        .clone()
+}
+
+/// The entry for the loader's own search in the list of places searched.
+const LOADER_PATH: &str = "(loader search path: LD_LIBRARY_PATH, ldconfig)";
+
+fn search(
+    env: &dyn Fn(&str) -> Option<OsString>,
+    home: Option<PathBuf>,
+) -> Result<Located, Missing> {
     let mut tried = Vec::new();
-    if let Some(dir) = std::env::var_os("MONOSCAN_NVRTC_DIR").map(PathBuf::from) {
-        if preload(&dir) {
-            return Ok(Located { dir: Some(dir) });
+    let mut broken = Vec::new();
+    let mut places: Vec<Option<PathBuf>> = Vec::new();
+    if let Some(dir) = env("MONOSCAN_NVRTC_DIR").filter(|v| !v.is_empty()) {
+        places.push(Some(PathBuf::from(dir)));
+    }
+    // `None` stands for the loader's own search path.
+    places.push(None);
+    places.extend(candidate_dirs(env, home).into_iter().map(Some));
+    for place in places {
+        let Some(dir) = place else {
+            // The loader's own search path, by the names cudarc opens.
+            match dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS) {
+                Probe::Usable { .. } => return Ok(Located { dir: None }),
+                // cudarc would open this very library: nothing found later could be used.
+                Probe::Broken(why) => {
+                    tried.push(PathBuf::from(LOADER_PATH));
+                    broken.push(why);
+                    return Err(missing(tried, broken));
+                }
+                Probe::Absent => {
+                    tried.push(PathBuf::from(LOADER_PATH));
+                    continue;
+                }
+            }
+        };
+        match preload(&dir) {
+            Preload::Absent => {}
+            Preload::Broken(why) => broken.push(why),
+            Preload::Loaded => match dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS) {
+                Probe::Usable { .. } => return Ok(Located { dir: Some(dir) }),
+                // Loaded globally under its soname, so cudarc would open it: stop here.
+                Probe::Broken(why) => {
+                    tried.push(dir);
+                    broken.push(why);
+                    return Err(missing(tried, broken));
+                }
+                Probe::Absent => {}
+            },
         }
         tried.push(dir);
     }
-    // SAFETY: `is_culib_present` only tries to open the library by its candidate names.
-    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Ok(Located { dir: None });
-    }
-    tried.push(PathBuf::from(
-        "(loader search path: LD_LIBRARY_PATH, ldconfig)",
-    ));
-    for dir in candidate_dirs() {
-        if preload(&dir) {
-            return Ok(Located { dir: Some(dir) });
-        }
-        tried.push(dir);
-    }
-    Err(tried)
+    Err(missing(tried, broken))
 }
 
-fn candidate_dirs() -> Vec<PathBuf> {
+fn missing(searched: Vec<PathBuf>, broken: Vec<String>) -> Missing {
+    Missing {
+        searched,
+        detail: (!broken.is_empty()).then(|| broken.join("; ")),
+    }
+}
+
+/// The value of the variable `var` as a folder, when it names an absolute one. Empty and
+/// relative values are ignored: an empty `CUDA_PATH` must not make the loader look in `./lib64`
+/// of whatever the working directory is.
+fn absolute_var(env: &dyn Fn(&str) -> Option<OsString>, var: &str) -> Option<PathBuf> {
+    env(var).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+fn candidate_dirs(env: &dyn Fn(&str) -> Option<OsString>, home: Option<PathBuf>) -> Vec<PathBuf> {
+    let home = home.filter(|h| h.is_absolute());
     let mut dirs = Vec::new();
     for var in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(root) = std::env::var_os(var).map(PathBuf::from) {
+        if let Some(root) = absolute_var(env, var) {
             dirs.push(root.join("lib64"));
             dirs.push(root.join("lib"));
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
     let mut site_roots: Vec<PathBuf> = Vec::new();
-    if let Some(venv) = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from) {
+    if let Some(venv) = absolute_var(env, "VIRTUAL_ENV") {
         site_roots.push(venv.join("lib"));
     }
-    if let Some(home) = dirs::home_dir() {
+    if let Some(home) = &home {
         site_roots.push(home.join(".local/lib"));
     }
     for var in ["CONDA_PREFIX", "PYENV_ROOT"] {
-        if let Some(root) = std::env::var_os(var).map(PathBuf::from) {
+        if let Some(root) = absolute_var(env, var) {
             site_roots.push(root.join("lib"));
         }
     }
-    let pyenv = std::env::var_os("PYENV_ROOT")
-        .map(PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".pyenv")));
+    let pyenv = absolute_var(env, "PYENV_ROOT").or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
     if let Some(versions) = pyenv.map(|p| p.join("versions")) {
         if let Ok(entries) = std::fs::read_dir(versions) {
             let mut vs: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("lib")).collect();
@@ -108,12 +169,22 @@ fn candidate_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Opens the builtins and NVRTC in `dir` by full path; true when NVRTC is then usable.
-fn preload(dir: &Path) -> bool {
+/// What opening the libraries of one folder found.
+enum Preload {
+    /// The folder holds no NVRTC (or is no folder).
+    Absent,
+    /// Both libraries loaded.
+    Loaded,
+    /// A library is there but failed to load: the loader's words.
+    Broken(String),
+}
+
+/// Opens the builtins and NVRTC in `dir` by full path, with `RTLD_GLOBAL`.
+fn preload(dir: &Path) -> Preload {
     static KEEP: std::sync::Mutex<Vec<libloading::os::unix::Library>> =
         std::sync::Mutex::new(Vec::new());
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
+        return Preload::Absent;
     };
     let mut builtins = Vec::new();
     let mut nvrtc = Vec::new();
@@ -132,7 +203,7 @@ fn preload(dir: &Path) -> bool {
     builtins.sort_by_key(|p| std::cmp::Reverse(p.as_os_str().len()));
     nvrtc.sort_by_key(|p| std::cmp::Reverse(p.as_os_str().len()));
     let (Some(b), Some(n)) = (builtins.first(), nvrtc.first()) else {
-        return false;
+        return Preload::Absent;
     };
     let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
     let mut keep = KEEP.lock().unwrap_or_else(|p| p.into_inner());
@@ -142,9 +213,53 @@ fn preload(dir: &Path) -> bool {
         // from them is ever unloaded.
         match unsafe { libloading::os::unix::Library::open(Some(path), flags) } {
             Ok(lib) => keep.push(lib),
-            Err(_) => return false,
+            Err(e) => {
+                let why = dylib::describe(&e);
+                // A dangling link reads as "not found"; name the file anyway.
+                return Preload::Broken(if why.contains(&*path.to_string_lossy()) {
+                    why
+                } else {
+                    format!("{}: {why}", path.display())
+                });
+            }
         }
     }
-    // SAFETY: only tries to open the library by name; it is resident now.
-    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    Preload::Loaded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn empty_or_relative_variables_add_no_folders() {
+        let vars = [
+            ("CUDA_PATH", ""),
+            ("CUDA_HOME", "relative/cuda"),
+            ("VIRTUAL_ENV", ""),
+            ("CONDA_PREFIX", "."),
+            ("PYENV_ROOT", ""),
+        ];
+        let dirs = candidate_dirs(&env_of(&vars), Some(PathBuf::from("")));
+        assert!(!dirs.is_empty());
+        for d in &dirs {
+            assert!(d.is_absolute(), "relative candidate {}", d.display());
+        }
+    }
+
+    #[test]
+    fn absolute_variables_are_searched_first() {
+        let dirs = candidate_dirs(&env_of(&[("CUDA_HOME", "/opt/cuda-13")]), None);
+        assert_eq!(dirs[0], PathBuf::from("/opt/cuda-13/lib64"));
+        assert_eq!(dirs[1], PathBuf::from("/opt/cuda-13/lib"));
+    }
 }

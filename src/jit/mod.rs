@@ -3,7 +3,7 @@
 
 mod loader;
 
-pub use loader::Located;
+pub use loader::{Located, Missing};
 
 use crate::codegen::{numbered, Rendered};
 use crate::error::{CompileFailure, Error, Result};
@@ -51,7 +51,10 @@ pub struct NvrtcInfo {
 
 /// Loads NVRTC (once) and reports its version and architectures; `Err(NoNvrtc)` when missing.
 pub fn nvrtc() -> Result<NvrtcInfo> {
-    let located = loader::locate().map_err(|searched| Error::NoNvrtc { searched })?;
+    let located = loader::locate().map_err(|m| Error::NoNvrtc {
+        searched: m.searched,
+        detail: m.detail,
+    })?;
     let (mut major, mut minor) = (0, 0);
     // SAFETY: NVRTC is loaded (`locate` succeeded); the out-pointers are valid locals.
     unsafe { sys::nvrtcVersion(&mut major, &mut minor) }

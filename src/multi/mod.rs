@@ -38,10 +38,19 @@ fn nccl_err(e: impl std::fmt::Debug) -> Error {
     Error::Nccl(format!("{e:?}"))
 }
 
-/// Even split of `n` into `g` contiguous ranges, in order.
+/// Even split of `n` into `g` contiguous ranges, in order (`g = 0` counts as 1). The ranges
+/// cover `0..n` exactly, whatever `n`.
+///
+/// ```
+/// use monoscan::multi::split;
+/// assert_eq!(split(10, 3), [0..3, 3..6, 6..10]);
+/// assert_eq!(split(usize::MAX, 2).last().unwrap().end, usize::MAX);
+/// ```
 pub fn split(n: usize, g: usize) -> Vec<Range<usize>> {
     let g = g.max(1);
-    (0..g).map(|k| (n * k / g)..(n * (k + 1) / g)).collect()
+    // `n * k` overflows usize for large `n`; in u128 it cannot, and each bound is at most `n`.
+    let bound = |k: usize| (n as u128 * k as u128 / g as u128) as usize;
+    (0..g).map(|k| bound(k)..bound(k + 1)).collect()
 }
 
 impl MultiGpu {

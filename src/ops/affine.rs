@@ -54,6 +54,10 @@ unsafe impl<T: Float> Element for AffineMap<T> {
 /// multiply-add), so one combine gives the same bits on both; scans still differ from a
 /// sequential fold by rounding, since they group operations differently.
 ///
+/// Coefficients must be finite for the monoid laws to hold: with a NaN or an infinite `a`,
+/// `combine((1, 0), (a, b))` is `(a, a*0 + b) = (a, NaN)`, not `(a, b)`, and results then
+/// depend on how an algorithm groups the maps.
+///
 /// ```
 /// use monoscan::{ops::{Affine, AffineMap}, Backend, cpu::Sequential};
 /// // Horner for 2x^2 + 3x + 4 at x = 10.

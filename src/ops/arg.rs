@@ -1,4 +1,11 @@
 //! `argmin` and `argmax`: the extreme value and where it occurs, ties to the lowest index.
+//!
+//! Floats are ordered as [`super::Min`] and [`super::Max`] treat them: NaN loses to every
+//! number (it is chosen only among NaNs), and equal values (`-0.0 == +0.0`, and any two NaNs)
+//! tie. With the lowest index breaking ties this is a total order on (value, index), so the
+//! operators are associative on every input. A plain `<` is not, once NaNs appear: algorithms
+//! that group the combines differently would then disagree. The float identity is NaN with
+//! index `u64::MAX` (`MAX` or `MIN` with it for integers): every element beats it.
 
 use super::scalar::Scalar;
 use crate::element::{guarded_definition, ident_fragment, Element};
@@ -44,7 +51,7 @@ unsafe impl<T: Scalar> Element for Indexed<T> {
 }
 
 macro_rules! arg_op {
-    ($(#[$doc:meta])* $name:ident, $short:literal, $id:ident, $cmp:tt) => {
+    ($(#[$doc:meta])* $name:ident, $short:literal, $id:ident, $cmp:tt, $op:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub struct $name<T>(PhantomData<T>);
@@ -68,7 +75,16 @@ macro_rules! arg_op {
                 Indexed::new(T::$id(), u64::MAX)
             }
             fn combine(&self, a: &Indexed<T>, b: &Indexed<T>) -> Indexed<T> {
-                if b.value $cmp a.value || (b.value == a.value && b.index < a.index) {
+                let wins = match (a.value.is_nan(), b.value.is_nan()) {
+                    (false, false) => {
+                        b.value $cmp a.value || (b.value == a.value && b.index < a.index)
+                    }
+                    // A number beats NaN; among NaNs the lowest index wins.
+                    (true, false) => true,
+                    (false, true) => false,
+                    (true, true) => b.index < a.index,
+                };
+                if wins {
                     *b
                 } else {
                     *a
@@ -76,11 +92,14 @@ macro_rules! arg_op {
             }
             fn cuda(&self) -> CudaOp {
                 let elem = Indexed::<T>::cuda_name();
+                // `x != x` only for NaN (NVRTC runs without fast-math); for integers the
+                // compiler folds the tests away.
                 CudaOp::new::<Indexed<T>>(format!(concat!($short, "_{}"), T::RUST_NAME))
                     .identity(format!("{elem}{{{}, 0xffffffffffffffffULL}}", T::$id().literal()))
                     .combine_expr(concat!(
-                        "(b.value ", stringify!($cmp),
-                        " a.value || (b.value == a.value && b.index < a.index)) ? b : a"
+                        "((b.value == b.value) ? ((a.value != a.value) || b.value ", $op,
+                        " a.value || (b.value == a.value && b.index < a.index)) ",
+                        ": ((a.value != a.value) && b.index < a.index)) ? b : a"
                     ))
             }
         }
@@ -88,20 +107,23 @@ macro_rules! arg_op {
 }
 
 arg_op!(
-    /// The smallest value and its index; among equal values the lowest index wins.
-    /// Identity: (`MAX` or `+inf`, `u64::MAX`). NaN values are not ordered and break
-    /// associativity: keep them out of the input.
+    /// The smallest value and its index; among equal values the lowest index wins. For floats
+    /// NaN loses to every number (as [`super::Min`] ignores it) and `-0.0` ties with `+0.0`.
+    /// Identity: (`MAX`, `u64::MAX`), or (NaN, `u64::MAX`) for floats.
     ///
     /// ```
     /// use monoscan::{ops::{ArgMin, Indexed}, Backend, cpu::Sequential};
     /// let xs = [Indexed::new(3, 0), Indexed::new(1, 1), Indexed::new(1, 2)];
     /// let m = Sequential.reduce(&ArgMin::<i32>::new(), &xs).unwrap();
     /// assert_eq!(m, Indexed::new(1, 1));
+    /// let fs = [Indexed::new(f64::NAN, 0), Indexed::new(2.0, 1), Indexed::new(f64::NAN, 2)];
+    /// assert_eq!(Sequential.reduce(&ArgMin::<f64>::new(), &fs).unwrap(), fs[1]);
     /// ```
-    ArgMin, "argmin", highest, <
+    ArgMin, "argmin", min_identity, <, "<"
 );
 arg_op!(
-    /// The largest value and its index; among equal values the lowest index wins.
-    /// Identity: (`MIN` or `-inf`, `u64::MAX`).
-    ArgMax, "argmax", lowest, >
+    /// The largest value and its index; among equal values the lowest index wins. For floats
+    /// NaN loses to every number (as [`super::Max`] ignores it) and `-0.0` ties with `+0.0`.
+    /// Identity: (`MIN`, `u64::MAX`), or (NaN, `u64::MAX`) for floats.
+    ArgMax, "argmax", max_identity, >, ">"
 );

@@ -38,7 +38,8 @@ unsafe impl<T: Scalar> Element for MinMaxPair<T> {
     }
 }
 
-/// `(min, max)` of a range; identity (`MAX`, `MIN`) (`(+inf, -inf)` for floats).
+/// `(min, max)` of a range; identity (`MAX`, `MIN`), or (NaN, NaN) for floats, whose `min`
+/// and `max` ignore NaN operands (see [`super::Min`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MinMax<T>(PhantomData<T>);
 
@@ -59,8 +60,8 @@ impl<T: Scalar> Monoid for MinMax<T> {
     type Elem = MinMaxPair<T>;
     fn identity(&self) -> MinMaxPair<T> {
         MinMaxPair {
-            min: T::highest(),
-            max: T::lowest(),
+            min: T::min_identity(),
+            max: T::max_identity(),
         }
     }
     fn combine(&self, a: &MinMaxPair<T>, b: &MinMaxPair<T>) -> MinMaxPair<T> {
@@ -76,8 +77,8 @@ impl<T: Scalar> Monoid for MinMax<T> {
         CudaOp::new::<MinMaxPair<T>>(format!("minmax_{}", T::RUST_NAME))
             .identity(format!(
                 "{elem}{{{}, {}}}",
-                T::highest().literal(),
-                T::lowest().literal()
+                T::min_identity().literal(),
+                T::max_identity().literal()
             ))
             .combine_expr(format!("{elem}{{{min}, {max}}}"))
     }

@@ -57,11 +57,22 @@ numeric_op!(
     Product, "product", one, mul, cuda_mul
 );
 numeric_op!(
-    /// `min(a, b)`; identity `MAX` (`+inf` for floats). For floats a NaN operand is ignored
-    /// (`minNum`, as `f32::min` and `fminf`).
-    Min, "min", highest, min_of, cuda_min
+    /// `min(a, b)`; identity `MAX`. For floats a NaN operand is ignored (`minNum`, as
+    /// `f32::min` and `fminf`), so the identity is NaN: the minimum of no values, or of NaNs
+    /// only, is NaN, and every backend and algorithm agrees on it.
+    ///
+    /// ```
+    /// use monoscan::{ops::Min, Backend, Monoid, cpu::Sequential};
+    /// let m = Min::<f32>::new();
+    /// assert_eq!(Sequential.reduce(&m, &[2.0, f32::NAN, -1.0]).unwrap(), -1.0);
+    /// assert!(Sequential.reduce(&m, &[f32::NAN, f32::NAN]).unwrap().is_nan());
+    /// let (_, total) = Sequential.exclusive_scan_total(&m, &[f32::NAN], m.identity()).unwrap();
+    /// assert!(total.is_nan());
+    /// ```
+    Min, "min", min_identity, min_of, cuda_min
 );
 numeric_op!(
-    /// `max(a, b)`; identity `MIN` (`-inf` for floats). For floats a NaN operand is ignored.
-    Max, "max", lowest, max_of, cuda_max
+    /// `max(a, b)`; identity `MIN`. For floats a NaN operand is ignored (`maxNum`), so the
+    /// identity is NaN, as for [`Min`].
+    Max, "max", max_identity, max_of, cuda_max
 );

@@ -12,7 +12,8 @@ mod sealed {
 ///
 /// Integer arithmetic wraps (two's complement), on the host and on the device alike. Float
 /// `min`/`max` follow IEEE 754 `minNum`/`maxNum` (a NaN operand is ignored), as Rust's
-/// `f32::min` and CUDA's `fminf` do.
+/// `f32::min` and CUDA's `fminf` do; NaN is therefore their identity ([`Scalar::min_identity`]),
+/// the one value that leaves every operand, NaN included, unchanged.
 pub trait Scalar: Element + PartialOrd + sealed::Sealed + serde::Serialize {
     /// The Rust name (`i32`), used in operator names.
     const RUST_NAME: &'static str;
@@ -22,10 +23,17 @@ pub trait Scalar: Element + PartialOrd + sealed::Sealed + serde::Serialize {
     fn zero() -> Self;
     /// `1`.
     fn one() -> Self;
-    /// The least value (`MIN`, or `-inf` for floats): the identity of `max`.
+    /// The least value (`MIN`, or `-inf` for floats).
     fn lowest() -> Self;
-    /// The greatest value (`MAX`, or `+inf`): the identity of `min`.
+    /// The greatest value (`MAX`, or `+inf`).
     fn highest() -> Self;
+    /// The identity of [`Scalar::min_of`]: `MAX`, or NaN for floats (`+inf` is no identity
+    /// there: `minNum(+inf, NaN)` is `+inf`, not NaN).
+    fn min_identity() -> Self;
+    /// The identity of [`Scalar::max_of`]: `MIN`, or NaN for floats.
+    fn max_identity() -> Self;
+    /// Whether the value is a NaN (never, for integers).
+    fn is_nan(self) -> bool;
     /// `a + b`, wrapping for integers.
     fn add(self, other: Self) -> Self;
     /// `a * b`, wrapping for integers.
@@ -82,6 +90,9 @@ macro_rules! int_scalar {
             fn one() -> Self { 1 }
             fn lowest() -> Self { <$t>::MIN }
             fn highest() -> Self { <$t>::MAX }
+            fn min_identity() -> Self { <$t>::MAX }
+            fn max_identity() -> Self { <$t>::MIN }
+            fn is_nan(self) -> bool { false }
             fn add(self, other: Self) -> Self { self.wrapping_add(other) }
             fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
             fn min_of(self, other: Self) -> Self { if other < self { other } else { self } }
@@ -131,6 +142,9 @@ macro_rules! float_scalar {
             fn one() -> Self { 1.0 }
             fn lowest() -> Self { <$t>::NEG_INFINITY }
             fn highest() -> Self { <$t>::INFINITY }
+            fn min_identity() -> Self { <$t>::NAN }
+            fn max_identity() -> Self { <$t>::NAN }
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
             fn add(self, other: Self) -> Self { self + other }
             fn mul(self, other: Self) -> Self { self * other }
             fn min_of(self, other: Self) -> Self { self.min(other) }
@@ -175,5 +189,27 @@ mod tests {
     fn float_min_ignores_nan() {
         assert_eq!(f32::NAN.min_of(1.0), 1.0);
         assert_eq!(2.0f64.max_of(f64::NAN), 2.0);
+    }
+
+    #[test]
+    fn min_and_max_identities_leave_every_value() {
+        for x in [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1.5,
+            f32::MAX,
+        ] {
+            let same = |y: f32| y == x || (y.is_nan() && x.is_nan());
+            assert!(same(f32::min_identity().min_of(x)), "{x}");
+            assert!(same(x.min_of(f32::min_identity())), "{x}");
+            assert!(same(f32::max_identity().max_of(x)), "{x}");
+            assert!(same(x.max_of(f32::max_identity())), "{x}");
+        }
+        assert_eq!(i8::MAX.min_of(i8::min_identity()), i8::MAX);
+        assert_eq!(u16::min_identity(), u16::MAX);
+        assert_eq!(i64::max_identity(), i64::MIN);
     }
 }

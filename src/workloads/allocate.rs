@@ -1,5 +1,6 @@
 //! Resource allocation (requests to offsets and owned slices) and stream compaction.
 
+use crate::alloc;
 use crate::backend::Backend;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -16,10 +17,39 @@ pub struct Allocation {
 }
 
 impl Allocation {
-    /// Item `i`'s range in the buffer.
-    pub fn range(&self, i: usize, requests: &[u32]) -> std::ops::Range<usize> {
-        let start = self.offsets[i] as usize;
-        start..start + requests[i] as usize
+    /// Item `i`'s range in the buffer: `offsets[i] .. offsets[i] + requests[i]`.
+    /// [`Error::InvalidArgument`] when `i` has no offset or request, or when the range ends past
+    /// [`Allocation::total`] or past `usize::MAX`.
+    ///
+    /// ```
+    /// use monoscan::{cpu::Sequential, workloads::allocate::offsets};
+    /// let requests = [3, 0, 2];
+    /// let a = offsets(&Sequential, &requests).unwrap();
+    /// assert_eq!(a.range(2, &requests).unwrap(), 3..5);
+    /// assert!(a.range(3, &requests).is_err());
+    /// ```
+    pub fn range(&self, i: usize, requests: &[u32]) -> Result<std::ops::Range<usize>> {
+        let (Some(&start), Some(&len)) = (self.offsets.get(i), requests.get(i)) else {
+            return Err(Error::invalid(format!(
+                "item {i} out of range: {} offsets, {} requests",
+                self.offsets.len(),
+                requests.len()
+            )));
+        };
+        let end = start
+            .checked_add(u64::from(len))
+            .filter(|&end| end <= self.total)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "item {i}: {start} + {len} ends past the allocation's {} elements",
+                    self.total
+                ))
+            })?;
+        let fits = |v: u64| {
+            usize::try_from(v)
+                .map_err(|_| Error::invalid(format!("item {i}: {v} exceeds usize::MAX")))
+        };
+        Ok(fits(start)?..fits(end)?)
     }
 }
 
@@ -43,7 +73,9 @@ pub fn offsets<B: Backend>(backend: &B, requests: &[u32]) -> Result<Allocation> 
 
 /// Allocates the buffer of an allocation (filled with `init`) and lets each item fill its own
 /// slice, in parallel: `fill(i, slice)` gets item `i` and exactly the `requests[i]` elements it
-/// owns.
+/// owns. `requests` must be those the allocation was computed from (one per offset, summing to
+/// the total), else [`Error::InvalidArgument`]; a buffer that cannot be allocated is
+/// [`Error::OutOfMemory`].
 pub fn fill_slices<T: Copy + Send + Sync>(
     allocation: &Allocation,
     requests: &[u32],
@@ -51,14 +83,28 @@ pub fn fill_slices<T: Copy + Send + Sync>(
     fill: impl Fn(usize, &mut [T]) + Sync,
 ) -> Result<Vec<T>> {
     use rayon::prelude::*;
+    if requests.len() != allocation.offsets.len() {
+        return Err(Error::invalid(format!(
+            "{} requests for an allocation of {} items",
+            requests.len(),
+            allocation.offsets.len()
+        )));
+    }
+    let sum = requests
+        .iter()
+        .try_fold(0u64, |acc, &r| acc.checked_add(u64::from(r)));
+    if sum != Some(allocation.total) {
+        return Err(Error::invalid(format!(
+            "the requests sum to {}, but the allocation holds {} elements",
+            sum.map_or_else(|| "more than u64::MAX".to_string(), |s| s.to_string()),
+            allocation.total
+        )));
+    }
     let total = usize::try_from(allocation.total)
         .map_err(|_| Error::invalid("the allocation does not fit this machine's address space"))?;
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(total)
-        .map_err(|_| Error::invalid(format!("cannot allocate {total} elements")))?;
-    buf.resize(total, init);
+    let mut buf = alloc::filled(total, init)?;
     // Split the buffer at the offsets: each item gets its own disjoint slice.
-    let mut slices: Vec<&mut [T]> = Vec::with_capacity(requests.len());
+    let mut slices: Vec<&mut [T]> = alloc::with_capacity(requests.len())?;
     let mut rest: &mut [T] = &mut buf;
     for &r in requests {
         let (mine, tail) = std::mem::take(&mut rest).split_at_mut(r as usize);
@@ -93,7 +139,7 @@ pub fn compact<B: Backend, T: Element>(
     }
     let keep = keep.as_selection();
     let (offsets, total) = backend.map_exclusive_scan_total(&Sum::<u32>::new(), &keep, xs, 0)?;
-    let mut out = Vec::with_capacity(total as usize);
+    let mut out = alloc::with_capacity(total as usize)?;
     for (x, o) in xs.iter().zip(&offsets) {
         if keep.apply(x) != 0 {
             debug_assert_eq!(*o as usize, out.len());

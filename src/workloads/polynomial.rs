@@ -6,6 +6,7 @@
 //! the composite map, and `p(x)` is that map applied to 0; the inclusive scan gives every
 //! partial Horner value.
 
+use crate::alloc;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::ops::{Affine, AffineMap, Flagged, Segmented};
@@ -32,30 +33,26 @@ pub fn evaluate<B: Backend>(backend: &B, coeffs: &[f64], x: f64) -> Result<f64> 
 /// the last one is `p(x)`.
 pub fn partial_values<B: Backend>(backend: &B, coeffs: &[f64], x: f64) -> Result<Vec<f64>> {
     let scanned = backend.inclusive_scan(&Affine::<f64>::new(), &horner_maps(coeffs, x))?;
-    Ok(scanned.iter().map(|m| m.apply(0.0)).collect())
+    alloc::collect(scanned.iter().map(|m| m.apply(0.0)))
 }
 
 /// `p(x)` at every point, in one segmented scan (a segment of Horner maps per point).
 pub fn evaluate_many<B: Backend>(backend: &B, coeffs: &[f64], points: &[f64]) -> Result<Vec<f64>> {
     if coeffs.is_empty() {
-        return Ok(vec![0.0; points.len()]);
+        return alloc::filled(points.len(), 0.0);
     }
     let per = coeffs.len();
     let total = per
         .checked_mul(points.len())
         .ok_or_else(|| Error::invalid("too many points times coefficients"))?;
-    let mut xs = Vec::new();
-    xs.try_reserve_exact(total)
-        .map_err(|_| Error::invalid(format!("cannot allocate {total} Horner maps")))?;
+    let mut xs = alloc::with_capacity(total)?;
     for &x in points {
         for (k, &c) in coeffs.iter().rev().enumerate() {
             xs.push(Flagged::new(AffineMap::new(x, c), k == 0));
         }
     }
     backend.inclusive_scan_in_place(&Segmented::new(Affine::<f64>::new()), &mut xs)?;
-    Ok((0..points.len())
-        .map(|p| xs[(p + 1) * per - 1].value.apply(0.0))
-        .collect())
+    alloc::collect((0..points.len()).map(|p| xs[(p + 1) * per - 1].value.apply(0.0)))
 }
 
 fn two_sum(a: f64, b: f64) -> (f64, f64) {

@@ -4,6 +4,7 @@
 //! of the first `t` maps applied to `x_0`, so an inclusive [`Affine`] scan gives every state in
 //! parallel.
 
+use crate::alloc;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::ops::{Affine, AffineMap, Flagged, Float, Segmented};
@@ -23,13 +24,9 @@ pub fn linear<B: Backend, T: Float>(backend: &B, a: &[T], b: &[T], x0: T) -> Res
             b.len()
         )));
     }
-    let maps: Vec<AffineMap<T>> = a
-        .iter()
-        .zip(b)
-        .map(|(&a, &b)| AffineMap::new(a, b))
-        .collect();
-    let scanned = backend.inclusive_scan(&Affine::<T>::new(), &maps)?;
-    Ok(scanned.iter().map(|m| m.apply(x0)).collect())
+    let mut maps = alloc::collect(a.iter().zip(b).map(|(&a, &b)| AffineMap::new(a, b)))?;
+    backend.inclusive_scan_in_place(&Affine::<T>::new(), &mut maps)?;
+    alloc::collect(maps.iter().map(|m| m.apply(x0)))
 }
 
 /// The exponential moving average `x_t = (1 - alpha) x_(t-1) + alpha u_t` from `x0`.
@@ -37,8 +34,8 @@ pub fn ema<B: Backend>(backend: &B, u: &[f64], alpha: f64, x0: f64) -> Result<Ve
     if !(0.0..=1.0).contains(&alpha) {
         return Err(Error::invalid(format!("alpha {alpha} outside 0..=1")));
     }
-    let a = vec![1.0 - alpha; u.len()];
-    let b: Vec<f64> = u.iter().map(|x| alpha * x).collect();
+    let a = alloc::filled(u.len(), 1.0 - alpha)?;
+    let b = alloc::collect(u.iter().map(|x| alpha * x))?;
     linear(backend, &a, &b, x0)
 }
 
@@ -57,7 +54,7 @@ pub fn diagonal_ssm<B: Backend>(
         )));
     }
     let steps = a.len() / channels;
-    let mut xs = Vec::with_capacity(a.len());
+    let mut xs = alloc::with_capacity(a.len())?;
     for c in 0..channels {
         for t in 0..steps {
             let i = t * channels + c;
@@ -65,7 +62,7 @@ pub fn diagonal_ssm<B: Backend>(
         }
     }
     backend.inclusive_scan_in_place(&Segmented::new(Affine::<f64>::new()), &mut xs)?;
-    let mut out = vec![0.0; a.len()];
+    let mut out = alloc::filled(a.len(), 0.0)?;
     for c in 0..channels {
         for t in 0..steps {
             out[t * channels + c] = xs[c * steps + t].value.apply(0.0);

@@ -1,5 +1,6 @@
 //! Segmented scans and reductions for any monoid.
 
+use crate::alloc;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
@@ -25,13 +26,9 @@ pub fn scan_by_heads<B: Backend, M: Monoid>(
             heads.len()
         )));
     }
-    let mut xs: Vec<Flagged<M::Elem>> = values
-        .iter()
-        .zip(heads)
-        .map(|(v, h)| Flagged::new(*v, *h))
-        .collect();
+    let mut xs = alloc::collect(values.iter().zip(heads).map(|(v, h)| Flagged::new(*v, *h)))?;
     backend.inclusive_scan_in_place(&Segmented::new(m), &mut xs)?;
-    Ok(xs.into_iter().map(|f| f.value).collect())
+    alloc::collect(xs.into_iter().map(|f| f.value))
 }
 
 /// Inclusive scan of `values` under `m` within runs of equal consecutive `keys`.
@@ -54,9 +51,7 @@ pub fn scan_by_key<B: Backend, M: Monoid, K: PartialEq>(
             values.len()
         )));
     }
-    let heads: Vec<bool> = (0..keys.len())
-        .map(|i| i == 0 || keys[i] != keys[i - 1])
-        .collect();
+    let heads = alloc::collect((0..keys.len()).map(|i| i == 0 || keys[i] != keys[i - 1]))?;
     scan_by_heads(backend, m, values, &heads)
 }
 
@@ -77,23 +72,20 @@ pub fn reduce_segments<B: Backend, M: Monoid>(
     offsets: &[usize],
 ) -> Result<Vec<M::Elem>> {
     check_offsets(offsets, values.len())?;
-    let mut heads = vec![false; values.len()];
+    let mut heads = alloc::filled(values.len(), false)?;
     for &o in &offsets[..offsets.len() - 1] {
         if o < values.len() {
             heads[o] = true;
         }
     }
     let scanned = scan_by_heads(backend, m, values, &heads)?;
-    Ok(offsets
-        .windows(2)
-        .map(|w| {
-            if w[1] > w[0] {
-                scanned[w[1] - 1]
-            } else {
-                m.identity()
-            }
-        })
-        .collect())
+    alloc::collect(offsets.windows(2).map(|w| {
+        if w[1] > w[0] {
+            scanned[w[1] - 1]
+        } else {
+            m.identity()
+        }
+    }))
 }
 
 fn check_offsets(offsets: &[usize], n: usize) -> Result<()> {

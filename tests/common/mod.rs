@@ -19,7 +19,8 @@ use std::fmt::Debug;
 /// How results are compared with the reference.
 #[derive(Clone, Copy, Debug)]
 pub enum Cmp {
-    /// `==`.
+    /// `==`, except that a NaN equals a NaN (as under [`Tolerance::EXACT`]): the float `Min`,
+    /// `Max` and `ArgMin`/`ArgMax` identities are NaN.
     Exact,
     /// [`ApproxEq`] within the tolerance.
     Approx(Tolerance),
@@ -29,7 +30,7 @@ pub enum Cmp {
 pub fn assert_same<T: PartialEq + ApproxEq + Debug>(what: &str, got: &[T], want: &[T], cmp: Cmp) {
     assert_eq!(got.len(), want.len(), "{what}: lengths differ");
     let differs = |(g, w): (&T, &T)| match cmp {
-        Cmp::Exact => g != w,
+        Cmp::Exact => !g.approx_eq(w, Tolerance::EXACT),
         Cmp::Approx(tol) => !g.approx_eq(w, tol),
     };
     if let Some(i) = got.iter().zip(want).position(differs) {

@@ -1,6 +1,6 @@
 //! Proptest strategies for the elements of every built-in operator, and for input lengths.
 //!
-//! Float strategies never produce NaN or infinities. Where a test wants exact float arithmetic
+//! Float strategies produce no NaN or infinities, except those of [`with_specials`]. Where a test wants exact float arithmetic
 //! the values are dyadic rationals `k / 8` of bounded `|k|`: any sum of few enough of them is a
 //! multiple of `1/8` below `2^(p-4)` in magnitude (`p` the mantissa width), so every partial sum
 //! is representable and the order of additions cannot matter.
@@ -249,4 +249,33 @@ where
     S: Strategy + Clone,
 {
     (inner, prop::bool::weighted(HEAD_PROBABILITY)).prop_map(|(v, head)| Flagged::new(v, head))
+}
+
+/// NaN, both infinities and both zeros.
+pub fn specials<T: TestFloat>() -> impl Strategy<Value = T> + Clone {
+    select(vec![
+        T::from_f64(f64::NAN),
+        T::from_f64(f64::INFINITY),
+        T::from_f64(f64::NEG_INFINITY),
+        T::from_f64(0.0),
+        T::from_f64(-0.0),
+    ])
+}
+
+/// `values`, and one time in five a [`specials`] value.
+pub fn with_specials<T, S>(values: S) -> impl Strategy<Value = T> + Clone
+where
+    T: TestFloat,
+    S: Strategy<Value = T> + Clone,
+{
+    prop_oneof![4 => values, 1 => specials::<T>()]
+}
+
+/// `values`, and one time in five `+0.0` or `-0.0`.
+pub fn with_zeros<T, S>(values: S) -> impl Strategy<Value = T> + Clone
+where
+    T: TestFloat,
+    S: Strategy<Value = T> + Clone,
+{
+    prop_oneof![4 => values, 1 => select(vec![T::from_f64(0.0), T::from_f64(-0.0)])]
 }
