@@ -578,13 +578,18 @@ impl OnGpu<'_> {
         })
     }
 
-    /// The view's contents, after checking the guards.
+    /// The view's contents, after checking the guards. A guard compares by its printed form,
+    /// so that a NaN guard (the float min/max identities are NaN) equals itself.
     fn read<T: Element>(&self, g: &Guarded<T>, what: &str) -> Result<Vec<T>> {
         let all = self.gpu.stream().clone_dtoh(&g.buf)?;
         let (before, rest) = all.split_at(g.off);
         let (view, after) = rest.split_at(g.n);
+        let guard = format!("{:?}", g.guard);
         assert!(
-            before.iter().chain(after).all(|x| *x == g.guard),
+            before
+                .iter()
+                .chain(after)
+                .all(|x| format!("{x:?}") == guard),
             "{}: {what} wrote outside its buffer of {} elements at offset {}",
             self.describe(),
             g.n,
