@@ -41,8 +41,8 @@
 //! | a fold that restarts at each segment head | [`ops::Segmented`] over [`ops::Flagged`] elements |
 //! | `xs.iter().filter(p).collect()` on device memory | [`Gpu::compact`] |
 //! | the same on device buffers, no host round trip | [`Gpu::scanner`]: [`Scanner::inclusive`], [`Scanner::exclusive_with_total`], [`Scanner::reduce`] |
-//! | checking that `op` is associative and `e` its identity | [`laws::check`] |
-//! | checking that the CUDA snippet computes what the Rust does | [`verify::verify`] |
+//! | checking that `op` is associative and `e` its identity | `laws::check` (feature `laws`) |
+//! | checking that the CUDA snippet computes what the Rust does | [`verify::verify_pairs`]; `verify::verify` on random elements (feature `laws`) |
 //!
 //! ## Where things are
 //!
@@ -50,13 +50,15 @@
 //!   [`Map`]; built-in operators in [`ops`].
 //! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`] and [`Gpu`];
 //!   [`Scanner`] for device buffers; [`Algorithm`] picks the GPU strategy.
-//! - Checks: [`laws`] (the monoid laws, with proptest) and [`verify`] (host against device).
+//! - Checks: `laws` (the monoid laws, with proptest; feature `laws`) and [`verify`] (host
+//!   against device).
 //! - Workloads built on scans: [`workloads`] (segmented scans, allocation, polynomials,
-//!   linear recurrences); several GPUs: [`multi`].
+//!   linear recurrences); several GPUs: `multi` (feature `multi`).
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
 //!   them: [`bench`](mod@bench).
 //! - The machinery underneath, for inspection: [`codegen`] (the generated CUDA), [`jit`]
 //!   (NVRTC), [`cache`] (the kernel cache).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
@@ -75,10 +77,14 @@ mod element;
 mod error;
 mod gpu;
 pub mod jit;
+#[cfg(feature = "laws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
 pub mod laws;
 pub mod literal;
 mod map;
 mod monoid;
+#[cfg(feature = "multi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "multi")))]
 pub mod multi;
 pub mod ops;
 pub mod tuning;
@@ -88,6 +94,9 @@ pub mod workloads;
 pub use algorithm::Algorithm;
 pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
+/// cudarc, the CUDA driver and NVRTC bindings monoscan runs on, in the version it was built
+/// with: device buffers ([`cudarc::driver::CudaSlice`]), streams, `DeviceRepr`.
+pub use cudarc;
 pub use cudarc::driver::DeviceRepr;
 pub use element::Element;
 pub use error::{CompileFailure, Error, Memory, Result};

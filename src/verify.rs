@@ -8,7 +8,9 @@
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::monoid::Monoid;
+#[cfg(feature = "laws")]
 use proptest::strategy::{Strategy, ValueTree};
+#[cfg(feature = "laws")]
 use proptest::test_runner::TestRunner;
 use std::fmt;
 
@@ -100,6 +102,8 @@ pub fn verify_pairs<M: Monoid>(
 /// # Ok(())
 /// # }
 /// ```
+#[cfg(feature = "laws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
 pub fn verify<M, S>(gpu: &Gpu, m: &M, elems: S, count: usize) -> Result<Option<Mismatch<M::Elem>>>
 where
     M: Monoid,
@@ -118,6 +122,7 @@ where
 
 /// `x == y`, or both hold a NaN and print alike.
 #[allow(clippy::eq_op)]
+#[cfg_attr(not(feature = "laws"), allow(dead_code))]
 fn same<T: PartialEq + std::fmt::Debug>(x: &T, y: &T) -> bool {
     x == y || (x != x && y != y && format!("{x:?}") == format!("{y:?}"))
 }
