@@ -12,11 +12,12 @@
 //! ## Quick start
 //!
 //! ```
-//! use monoscan::{Backend, cpu::Parallel, ops::{Flagged, Segmented, Sum}};
+//! use monoscan::{AnyBackend, Backend, ops::{Flagged, Segmented, Sum}};
 //!
 //! # fn main() -> monoscan::Result<()> {
-//! // Any `Backend`: `monoscan::Gpu::new(0)?` on a machine with a GPU, or a CPU backend.
-//! let backend = Parallel::default();
+//! // GPU 0 when the driver, a device and NVRTC are there; the parallel CPU backend otherwise.
+//! let backend = AnyBackend::auto()?;
+//! println!("running on {}", backend.describe());
 //! let sizes: Vec<u32> = vec![3, 0, 2, 5];
 //! let (offsets, total) = backend.exclusive_scan_total(&Sum::<u32>::new(), &sizes, 0)?;
 //! assert_eq!((offsets, total), (vec![0, 3, 3, 5], 10));
@@ -29,6 +30,9 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`AnyBackend`] is the run-time choice; [`Gpu`], [`cpu::Parallel`] and [`cpu::Sequential`]
+//! are the backends themselves, with the same [`Backend`] methods.
 //!
 //! ## Sequential Rust, and the monoscan call
 //!
@@ -47,17 +51,21 @@
 //! ## Where things are
 //!
 //! - The operator contract: [`Monoid`], [`CudaOp`], [`Element`] (`#[derive(Element)]`),
-//!   [`Map`]; built-in operators in [`ops`].
-//! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`] and [`Gpu`];
-//!   [`Scanner`] for device buffers; [`Algorithm`] picks the GPU strategy.
+//!   [`Map`]; built-in operators in [`ops`]; half precision, `bool` and `usize` inputs in
+//!   [`inputs`].
+//! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`], [`Gpu`] and
+//!   [`AnyBackend`] (the GPU when usable, else the CPU); [`Scanner`] for device buffers;
+//!   [`Algorithm`] picks the GPU strategy.
 //! - Checks: `laws` (the monoid laws, with proptest; feature `laws`) and [`verify`] (host
 //!   against device).
 //! - Workloads built on scans: [`workloads`] (segmented scans, allocation, polynomials,
 //!   linear recurrences); several GPUs: `multi` (feature `multi`).
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
-//!   them: [`bench`](mod@bench).
+//!   them, for any operator: [`bench`](mod@bench) ([`bench::operator`]).
 //! - The machinery underneath, for inspection: [`codegen`] (the generated CUDA), [`jit`]
 //!   (NVRTC), [`cache`] (the kernel cache).
+//! - cudarc, re-exported as [`cudarc`], for device buffers and streams ([`Gpu::stream`]) in the
+//!   version monoscan was built with.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
@@ -66,6 +74,7 @@ extern crate self as monoscan;
 
 mod algorithm;
 mod alloc;
+mod any;
 mod approx;
 mod backend;
 pub mod bench;
@@ -76,6 +85,7 @@ mod dylib;
 mod element;
 mod error;
 mod gpu;
+pub mod inputs;
 pub mod jit;
 #[cfg(feature = "laws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
@@ -92,6 +102,7 @@ pub mod verify;
 pub mod workloads;
 
 pub use algorithm::Algorithm;
+pub use any::AnyBackend;
 pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
 /// cudarc, the CUDA driver and NVRTC bindings monoscan runs on, in the version it was built
@@ -101,6 +112,10 @@ pub use cudarc::driver::DeviceRepr;
 pub use element::Element;
 pub use error::{CompileFailure, Error, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
+/// The `half` crate (`f16`, `bf16`), re-exported for the half-precision elements.
+#[cfg(feature = "f16")]
+#[cfg_attr(docsrs, doc(cfg(feature = "f16")))]
+pub use half;
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
 pub use monoscan_derive::Element;
