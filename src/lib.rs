@@ -62,10 +62,49 @@
 //!   linear recurrences); several GPUs: `multi` (feature `multi`).
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
 //!   them, for any operator: [`bench`](mod@bench) ([`bench::operator`]).
+//! - The guides, as pages of this documentation: [`guide`] (writing an operator, the
+//!   workloads, the algorithms, performance, the architecture, the kernel cache).
 //! - The machinery underneath, for inspection: [`codegen`] (the generated CUDA), [`jit`]
 //!   (NVRTC), [`cache`] (the kernel cache).
 //! - cudarc, re-exported as [`cudarc`], for device buffers and streams ([`Gpu::stream`]) in the
 //!   version monoscan was built with.
+//!
+//! ## Features
+//!
+//! | feature | default | gives | pulls in |
+//! | --- | --- | --- | --- |
+//! | `cli` | yes | the `monoscan` command line (`cargo install monoscan`) | clap, serde_json, indicatif |
+//! | `laws` | yes | `monoscan::laws` and `verify::verify` over random elements | proptest |
+//! | `f16` | yes | `half::f16` and `half::bf16` elements, `inputs::widen_f16`, `inputs::widen_bf16` | half (and cudarc's `f16`) |
+//! | `cuda-13000` | yes | cudarc's CUDA 13.0 bindings | |
+//! | `multi` | no | `monoscan::multi`: scans across the host's GPUs through NCCL | cudarc's `nccl` |
+//!
+//! A library that wants none of the command line depends on
+//! `monoscan = { version = "0.1", default-features = false, features = ["cuda-13000", "f16"] }`
+//! (and `laws` in its dev-dependencies to check its operators).
+//!
+//! ## Beside other cudarc code
+//!
+//! monoscan asks cudarc for `fallback-dynamic-loading`: cudarc loads `libcuda` and `libnvrtc`
+//! at run time, unless another crate of the application asks cudarc for `dynamic-linking` (as
+//! candle does) or `static-linking`, which then applies to monoscan too. The CUDA version is
+//! `cuda-13000` by default; without that feature it is the one the application's cudarc
+//! dependency names (`cuda-12080`, ...), else the installed toolkit's (`nvcc`), else the
+//! newest cudarc knows. monoscan's device buffers are cudarc's ([`cudarc::driver::CudaSlice`]
+//! on the [`Gpu::stream`]); [`Gpu::from_stream`] runs monoscan on a stream of the
+//! application.
+//!
+//! ## Supported
+//!
+//! - Linux (the driver and NVRTC are loaded as `.so` files); tested on x86-64.
+//! - NVIDIA GPUs of compute capability 7.5 (Turing) and newer: NVRTC 13 compiles for sm_75 to
+//!   sm_120, and a GPU newer than the NVRTC gets PTX for the newest architecture it knows. The
+//!   staged single-pass scan (`cp.async`) needs sm_80; tensor-copy (TMA) staging sm_90; older
+//!   architectures run the register-tile kernels.
+//! - An NVIDIA driver for CUDA 13 (R580 or newer).
+//! - NVRTC 13 from a CUDA toolkit or the `nvidia-cuda-nvrtc` pip wheel (no other toolkit part:
+//!   the generated kernels include no headers). Where it is searched: [`jit`].
+//! - Without a GPU, the CPU backends run everywhere Rust and rayon do.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
@@ -85,6 +124,7 @@ mod dylib;
 mod element;
 mod error;
 mod gpu;
+pub mod guide;
 pub mod inputs;
 pub mod jit;
 #[cfg(feature = "laws")]
@@ -119,6 +159,12 @@ pub use half;
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
 pub use monoscan_derive::Element;
+
+/// The README's Rust example, run as a doc test (so that what a new user copies first builds
+/// and runs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// What `#[derive(Element)]` expands to; not part of the API.
 #[doc(hidden)]
