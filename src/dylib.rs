@@ -91,10 +91,43 @@ pub(crate) enum Probe {
     Broken(String),
 }
 
-/// Opens the library `lib` (`"cuda"`, `"nvrtc"`) by the names cudarc tries, in its order, and
-/// resolves `functions` in the first one that loads (the one cudarc would use).
+/// Opens the library `lib` (`"cuda"`, `"nvrtc"`, `"nccl"`) by the names cudarc tries, in its
+/// order, and resolves `functions` in the first one that loads (the one cudarc would use).
 pub(crate) fn probe(lib: &str, functions: &[&str]) -> Probe {
-    probe_names(&cudarc::get_lib_name_candidates(lib), functions)
+    probe_names(&candidates(lib), functions)
+}
+
+/// The names under which cudarc's dynamic loading opens `lib`, in its order (cudarc 0.19's
+/// `get_lib_name_candidates`), for the CUDA version cudarc was built for.
+///
+/// cudarc offers that list only when it loads the libraries itself; when the application links
+/// them instead (cudarc's `dynamic-linking`), the list is still the right one to probe: the
+/// linked libraries are resident under these sonames (`libcuda.so.1`, `libnvrtc.so.13`).
+pub(crate) fn candidates(lib: &str) -> Vec<String> {
+    use std::env::consts::{DLL_PREFIX as P, DLL_SUFFIX as S};
+    let version = cudarc::driver::sys::CUDA_VERSION;
+    let (major, minor) = (version / 1000, version % 1000 / 10);
+    let w = usize::BITS;
+    [
+        format!("{P}{lib}{S}"),
+        format!("{P}{lib}{w}{S}"),
+        format!("{P}{lib}{w}_{major}{S}"),
+        format!("{P}{lib}{w}_{major}{minor}{S}"),
+        format!("{P}{lib}{w}_{major}{minor}_0{S}"),
+        format!("{P}{lib}{w}_{major}0_{minor}{S}"),
+        format!("{P}{lib}{w}_10{S}"),
+        format!("{P}{lib}{w}_11{S}"),
+        format!("{P}{lib}{w}_12{S}"),
+        format!("{P}{lib}{w}_{major}0_0{S}"),
+        format!("{P}{lib}{w}_9{S}"),
+        format!("{P}{lib}{S}.{major}"),
+        format!("{P}{lib}{S}.12"),
+        format!("{P}{lib}{S}.11"),
+        format!("{P}{lib}{S}.10"),
+        format!("{P}{lib}{S}.9"),
+        format!("{P}{lib}{S}.1"),
+    ]
+    .into()
 }
 
 /// [`probe`] over explicit names or paths.
@@ -189,6 +222,15 @@ pub(crate) fn is_not_found(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// monoscan's list is cudarc's, for the same CUDA version. (This test needs cudarc's
+    /// loading mode, which `cargo test` of monoscan always has: it links nothing itself.)
+    #[test]
+    fn the_names_are_cudarc_s() {
+        for lib in ["cuda", "nvrtc", "nccl"] {
+            assert_eq!(candidates(lib), cudarc::get_lib_name_candidates(lib));
+        }
+    }
 
     #[test]
     fn names_that_match_nothing_are_absent() {

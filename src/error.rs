@@ -12,7 +12,10 @@ use std::path::PathBuf;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything monoscan can report.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the same text as `Display`, so that `fn main() -> monoscan::Result<()>` and
+/// `unwrap` show the explanation, not the variant's fields.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The CUDA driver library (`libcuda.so`) could not be loaded, or loaded without the
@@ -40,14 +43,15 @@ pub enum Error {
     },
 
     /// NVRTC (`libnvrtc.so`) could not be found or loaded, or loaded without the functions
-    /// monoscan needs.
+    /// monoscan needs. The message gives the remedy first, then the first places searched
+    /// (`searched` holds them all; `monoscan doctor` lists them).
     #[error(
-        "NVRTC {} (searched: {}){}. Install it with `pip install nvidia-cuda-nvrtc==13.0.88` \
-         (or a CUDA toolkit) and point MONOSCAN_NVRTC_DIR at the folder holding libnvrtc.so.13, \
-         or add that folder to LD_LIBRARY_PATH",
+        "NVRTC {}{}. Install it with `pip install nvidia-cuda-nvrtc==13.0.88` (or a CUDA \
+         toolkit) and point MONOSCAN_NVRTC_DIR at the folder holding libnvrtc.so.13 (the \
+         wheel's site-packages/nvidia/cu13/lib), or add that folder to LD_LIBRARY_PATH. {}",
         if detail.is_some() { "could not be loaded" } else { "not found" },
-        display_paths(searched),
-        detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+        detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
+        display_paths(searched)
     )]
     NoNvrtc {
         /// The places that were tried.
@@ -146,15 +150,27 @@ fn free_of_total(free: usize, total: usize) -> String {
     }
 }
 
+/// The places searched, compactly: the first few, then how many more.
 fn display_paths(paths: &[PathBuf]) -> String {
+    const SHOWN: usize = 3;
     if paths.is_empty() {
-        return "the loader's search path".to_string();
+        return "Searched: the loader's search path.".to_string();
     }
-    paths
+    let shown: Vec<String> = paths
         .iter()
+        .take(SHOWN)
         .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    let more = match paths.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more (`monoscan doctor` lists them)"),
+    };
+    format!(
+        "Searched {} place{}: {}{more}.",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    )
 }
 
 /// Everything known about a failed compilation.
@@ -192,6 +208,13 @@ impl fmt::Display for CompileFailure {
     }
 }
 
+impl fmt::Debug for Error {
+    /// The `Display` text: what `fn main() -> monoscan::Result<()>` prints on failure.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl Error {
     /// A bad argument, with the reason.
     pub(crate) fn invalid(msg: impl Into<String>) -> Self {
@@ -206,5 +229,65 @@ impl Error {
             self,
             Error::NoDriver { .. } | Error::NoDevice { .. } | Error::NoNvrtc { .. }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_nvrtc(places: usize, detail: Option<&str>) -> Error {
+        Error::NoNvrtc {
+            searched: (0..places)
+                .map(|i| {
+                    PathBuf::from(format!(
+                        "/home/user/.pyenv/versions/3.{i}.0/lib/python3.{i}/site-packages/nvidia/cu13/lib"
+                    ))
+                })
+                .collect(),
+            detail: detail.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn the_nvrtc_message_gives_the_remedy_first_and_stays_short() {
+        for places in [0, 1, 3, 4, 44, 500] {
+            let text = no_nvrtc(places, None).to_string();
+            let remedy = text.find("pip install").expect(&text);
+            let searched = text.find("Searched").expect(&text);
+            assert!(remedy < searched, "{text}");
+            assert!(text.starts_with("NVRTC not found."), "{text}");
+            // The remedy and at most three paths of this length, whatever the count.
+            assert!(text.len() < 600, "{} characters: {text}", text.len());
+            let shown = places.min(3);
+            assert_eq!(text.matches("/home/user/.pyenv").count(), shown, "{text}");
+            if places > 3 {
+                assert!(text.contains(&format!("and {} more", places - 3)), "{text}");
+            }
+            if places > 0 {
+                assert!(text.contains(&format!("Searched {places} place")), "{text}");
+            }
+        }
+        let broken = no_nvrtc(2, Some("libnvrtc.so.13 loaded but lacks nvrtcVersion")).to_string();
+        assert!(
+            broken.starts_with(
+                "NVRTC could not be loaded: libnvrtc.so.13 loaded but lacks nvrtcVersion. Install"
+            ),
+            "{broken}"
+        );
+    }
+
+    #[test]
+    fn debug_prints_the_explanation() {
+        let e = Error::NoDriver { detail: None };
+        assert_eq!(format!("{e:?}"), e.to_string());
+        assert!(format!("{e:?}").contains("Install the NVIDIA driver"));
+        let e = Error::invalid("a length of 3, expected 4");
+        assert_eq!(
+            format!("{e:?}"),
+            "invalid argument: a length of 3, expected 4"
+        );
+        let r: Result<()> = Err(no_nvrtc(44, None));
+        assert_eq!(format!("{r:?}"), format!("Err({})", no_nvrtc(44, None)));
     }
 }

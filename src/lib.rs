@@ -12,11 +12,12 @@
 //! ## Quick start
 //!
 //! ```
-//! use monoscan::{Backend, cpu::Parallel, ops::{Flagged, Segmented, Sum}};
+//! use monoscan::{AnyBackend, Backend, ops::{Flagged, Segmented, Sum}};
 //!
 //! # fn main() -> monoscan::Result<()> {
-//! // Any `Backend`: `monoscan::Gpu::new(0)?` on a machine with a GPU, or a CPU backend.
-//! let backend = Parallel::default();
+//! // GPU 0 when the driver, a device and NVRTC are there; the parallel CPU backend otherwise.
+//! let backend = AnyBackend::auto()?;
+//! println!("running on {}", backend.describe());
 //! let sizes: Vec<u32> = vec![3, 0, 2, 5];
 //! let (offsets, total) = backend.exclusive_scan_total(&Sum::<u32>::new(), &sizes, 0)?;
 //! assert_eq!((offsets, total), (vec![0, 3, 3, 5], 10));
@@ -30,6 +31,9 @@
 //! # }
 //! ```
 //!
+//! [`AnyBackend`] is the run-time choice; [`Gpu`], [`cpu::Parallel`] and [`cpu::Sequential`]
+//! are the backends themselves, with the same [`Backend`] methods.
+//!
 //! ## Sequential Rust, and the monoscan call
 //!
 //! | sequential Rust | monoscan |
@@ -41,22 +45,67 @@
 //! | a fold that restarts at each segment head | [`ops::Segmented`] over [`ops::Flagged`] elements |
 //! | `xs.iter().filter(p).collect()` on device memory | [`Gpu::compact`] |
 //! | the same on device buffers, no host round trip | [`Gpu::scanner`]: [`Scanner::inclusive`], [`Scanner::exclusive_with_total`], [`Scanner::reduce`] |
-//! | checking that `op` is associative and `e` its identity | [`laws::check`] |
-//! | checking that the CUDA snippet computes what the Rust does | [`verify::verify`] |
+//! | checking that `op` is associative and `e` its identity | `laws::check` (feature `laws`) |
+//! | checking that the CUDA snippet computes what the Rust does | [`verify::verify_pairs`]; `verify::verify` on random elements (feature `laws`) |
 //!
 //! ## Where things are
 //!
 //! - The operator contract: [`Monoid`], [`CudaOp`], [`Element`] (`#[derive(Element)]`),
-//!   [`Map`]; built-in operators in [`ops`].
-//! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`] and [`Gpu`];
-//!   [`Scanner`] for device buffers; [`Algorithm`] picks the GPU strategy.
-//! - Checks: [`laws`] (the monoid laws, with proptest) and [`verify`] (host against device).
+//!   [`Map`]; built-in operators in [`ops`]; half precision, `bool` and `usize` inputs in
+//!   [`inputs`].
+//! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`], [`Gpu`] and
+//!   [`AnyBackend`] (the GPU when usable, else the CPU); [`Scanner`] for device buffers;
+//!   [`Algorithm`] picks the GPU strategy.
+//! - Checks: `laws` (the monoid laws, with proptest; feature `laws`) and [`verify`] (host
+//!   against device).
 //! - Workloads built on scans: [`workloads`] (segmented scans, allocation, polynomials,
-//!   linear recurrences); several GPUs: [`multi`].
+//!   linear recurrences); several GPUs: `multi` (feature `multi`).
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
-//!   them: [`bench`](mod@bench).
+//!   them, for any operator: [`bench`](mod@bench) ([`bench::operator`]).
+//! - The guides, as pages of this documentation: [`guide`] (writing an operator, the
+//!   workloads, the algorithms, performance, the architecture, the kernel cache).
 //! - The machinery underneath, for inspection: [`codegen`] (the generated CUDA), [`jit`]
 //!   (NVRTC), [`cache`] (the kernel cache).
+//! - cudarc, re-exported as [`cudarc`], for device buffers and streams ([`Gpu::stream`]) in the
+//!   version monoscan was built with.
+//!
+//! ## Features
+//!
+//! | feature | default | gives | pulls in |
+//! | --- | --- | --- | --- |
+//! | `cli` | yes | the `monoscan` command line (`cargo install monoscan`) | clap, serde_json, indicatif |
+//! | `laws` | yes | `monoscan::laws` and `verify::verify` over random elements | proptest |
+//! | `f16` | yes | `half::f16` and `half::bf16` elements, `inputs::widen_f16`, `inputs::widen_bf16` | half (and cudarc's `f16`) |
+//! | `cuda-13000` | yes | cudarc's CUDA 13.0 bindings | |
+//! | `multi` | no | `monoscan::multi`: scans across the host's GPUs through NCCL | cudarc's `nccl` |
+//!
+//! A library that wants none of the command line depends on
+//! `monoscan = { version = "0.1", default-features = false, features = ["cuda-13000", "f16"] }`
+//! (and `laws` in its dev-dependencies to check its operators).
+//!
+//! ## Beside other cudarc code
+//!
+//! monoscan asks cudarc for `fallback-dynamic-loading`: cudarc loads `libcuda` and `libnvrtc`
+//! at run time, unless another crate of the application asks cudarc for `dynamic-linking` (as
+//! candle does) or `static-linking`, which then applies to monoscan too. The CUDA version is
+//! `cuda-13000` by default; without that feature it is the one the application's cudarc
+//! dependency names (`cuda-12080`, ...), else the installed toolkit's (`nvcc`), else the
+//! newest cudarc knows. monoscan's device buffers are cudarc's ([`cudarc::driver::CudaSlice`]
+//! on the [`Gpu::stream`]); [`Gpu::from_stream`] runs monoscan on a stream of the
+//! application.
+//!
+//! ## Supported
+//!
+//! - Linux (the driver and NVRTC are loaded as `.so` files); tested on x86-64.
+//! - NVIDIA GPUs of compute capability 7.5 (Turing) and newer: NVRTC 13 compiles for sm_75 to
+//!   sm_120, and a GPU newer than the NVRTC gets PTX for the newest architecture it knows. The
+//!   staged single-pass scan (`cp.async`) needs sm_80; tensor-copy (TMA) staging sm_90; older
+//!   architectures run the register-tile kernels.
+//! - An NVIDIA driver for CUDA 13 (R580 or newer).
+//! - NVRTC 13 from a CUDA toolkit or the `nvidia-cuda-nvrtc` pip wheel (no other toolkit part:
+//!   the generated kernels include no headers). Where it is searched: [`jit`].
+//! - Without a GPU, the CPU backends run everywhere Rust and rayon do.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
@@ -64,6 +113,7 @@ extern crate self as monoscan;
 
 mod algorithm;
 mod alloc;
+mod any;
 mod approx;
 mod backend;
 pub mod bench;
@@ -74,11 +124,17 @@ mod dylib;
 mod element;
 mod error;
 mod gpu;
+pub mod guide;
+pub mod inputs;
 pub mod jit;
+#[cfg(feature = "laws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
 pub mod laws;
 pub mod literal;
 mod map;
 mod monoid;
+#[cfg(feature = "multi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "multi")))]
 pub mod multi;
 pub mod ops;
 pub mod tuning;
@@ -86,15 +142,29 @@ pub mod verify;
 pub mod workloads;
 
 pub use algorithm::Algorithm;
+pub use any::AnyBackend;
 pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
+/// cudarc, the CUDA driver and NVRTC bindings monoscan runs on, in the version it was built
+/// with: device buffers ([`cudarc::driver::CudaSlice`]), streams, `DeviceRepr`.
+pub use cudarc;
 pub use cudarc::driver::DeviceRepr;
 pub use element::Element;
 pub use error::{CompileFailure, Error, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
+/// The `half` crate (`f16`, `bf16`), re-exported for the half-precision elements.
+#[cfg(feature = "f16")]
+#[cfg_attr(docsrs, doc(cfg(feature = "f16")))]
+pub use half;
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
 pub use monoscan_derive::Element;
+
+/// The README's Rust example, run as a doc test (so that what a new user copies first builds
+/// and runs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// What `#[derive(Element)]` expands to; not part of the API.
 #[doc(hidden)]

@@ -42,7 +42,7 @@ use crate::element::Element;
 /// assert_eq!(total, 7);
 /// ```
 ///
-/// (`MaxAbs` as written is only a monoid on non-negative accumulators; [`crate::laws`] is how
+/// (`MaxAbs` as written is only a monoid on non-negative accumulators; `monoscan::laws` is how
 /// you find such things out.)
 pub trait Monoid: Send + Sync {
     /// The values combined.

@@ -292,3 +292,39 @@ fn help_and_version_succeed() {
         assert!(help.contains(want), "{want:?} missing from help");
     }
 }
+
+/// Without NVRTC, `doctor` prints the short error (the remedy first) and then every place
+/// searched, one per line, starting with `MONOSCAN_NVRTC_DIR`.
+#[test]
+fn doctor_lists_every_place_nvrtc_was_searched() {
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_monoscan"));
+    cmd.arg("doctor").env("MONOSCAN_NVRTC_DIR", empty.path());
+    for var in ["CUDA_PATH", "CUDA_HOME", "LD_LIBRARY_PATH"] {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    let Some(fail) = report.lines().find(|l| l.starts_with("[FAIL] NVRTC")) else {
+        eprintln!("skipped: NVRTC is installed where the loader finds it by itself:\n{report}");
+        return;
+    };
+    let pip = fail.find("pip install").expect(fail);
+    assert!(pip < fail.find("Searched").expect(fail), "{fail}");
+    let listed: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.contains("searched, in order:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("         "))
+        .map(str::trim)
+        .collect();
+    assert_eq!(listed.first().copied(), empty.path().to_str(), "{report}");
+    let count: usize = fail
+        .split("Searched ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect(fail);
+    assert_eq!(listed.len(), count, "{report}");
+}

@@ -465,6 +465,7 @@ fn allocation_ranges_are_checked() {
     assert!(a.range(2, &[3, 0, 9]).is_err());
 }
 
+#[cfg(feature = "multi")]
 #[test]
 fn split_covers_every_index_of_any_length() {
     use monoscan::multi::split;
@@ -502,6 +503,7 @@ fn combine_formulas_of_empty_and_huge_sections() {
     assert_eq!(brent_kung_formula(1 << 62), (1 << 63) - 2 - 62);
 }
 
+#[cfg(feature = "laws")]
 #[test]
 fn law_checker_accepts_any_max_len() {
     use monoscan::laws::Checker;

@@ -1,6 +1,11 @@
 //! Measuring: device time of any queued work ([`Timer`]), the memory floors every figure is
 //! compared with (a device-to-device copy of the same bytes for a scan, a read-only pass for a
-//! reduction), and the algorithm lab ([`lab`]: combine counts against the textbook formulas).
+//! reduction), any operator's scan and reduction beside those floors ([`operator`]), and the
+//! algorithm lab ([`lab`]: every algorithm on any operator, checked, timed, its combines counted
+//! against the textbook formulas).
+//!
+//! `cargo run --release --example bench_operator` runs both for an operator of your own (copy
+//! the example and replace the operator).
 //!
 //! Each run's events span the GPU's work only. Before the start event the stream gets a short
 //! hold (a one-thread kernel that waits on the GPU's global timer), during which the host
@@ -12,7 +17,7 @@
 //! ```
 //! use monoscan::{bench::Timer, Gpu, ops::Sum};
 //! # fn main() -> monoscan::Result<()> {
-//! # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+//! # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
 //! let xs = gpu.stream().clone_htod(&vec![1u32; 1 << 20])?;
 //! let mut ys = gpu.stream().alloc_zeros::<u32>(1 << 20)?;
 //! let sum = Sum::<u32>::new();
@@ -27,6 +32,9 @@
 //! ```
 
 pub mod lab;
+mod operator;
+
+pub use operator::{operator, OperatorPoint, OperatorReport};
 
 use crate::error::{Error, Result};
 use crate::gpu::launch;

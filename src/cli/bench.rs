@@ -9,7 +9,7 @@ use monoscan::bench::Timer;
 use monoscan::ops::{Affine, AffineMap, Flagged, Max, Segmented, Sum};
 use monoscan::tuning::policy;
 use monoscan::{Algorithm, Gpu, Monoid};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `monoscan bench`.
@@ -70,32 +70,32 @@ impl Row {
     }
 }
 
+/// The progress of a sweep on stderr. indicatif draws the bar on a terminal (redrawn at a
+/// bounded rate) and draws nothing elsewhere; a sweep that runs for minutes into a log file
+/// still reports, so there a plain line is written every ten steps (the few lines below).
 struct Progress {
-    done: usize,
-    total: usize,
-    tty: bool,
+    bar: indicatif::ProgressBar,
 }
 
 impl Progress {
+    fn new(total: usize) -> Self {
+        let bar = indicatif::ProgressBar::new(total as u64);
+        let style = indicatif::ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}")
+            .map(|s| s.progress_chars("#."))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        Progress { bar }
+    }
+
     fn step(&mut self, what: &str) {
-        self.done += 1;
-        let width = 30;
-        let filled = (width * self.done / self.total.max(1)).min(width);
-        let bar = format!(
-            "[{}{}] {}/{} {what}",
-            "#".repeat(filled),
-            ".".repeat(width - filled),
-            self.done,
-            self.total
-        );
-        let mut err = std::io::stderr();
-        if self.tty {
-            let _ = write!(err, "\r\x1b[2K{bar}");
-            if self.done == self.total {
-                let _ = writeln!(err);
-            }
-        } else if self.done % 10 == 0 || self.done == self.total {
-            let _ = writeln!(err, "{bar}");
+        self.bar.set_message(what.to_string());
+        self.bar.inc(1);
+        let (done, total) = (self.bar.position(), self.bar.length().unwrap_or(0));
+        if self.bar.is_hidden() && (done % 10 == 0 || done == total) {
+            let _ = writeln!(std::io::stderr(), "[{done}/{total}] {what}");
+        }
+        if done == total {
+            self.bar.finish();
         }
     }
 }
@@ -420,11 +420,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         args,
         timer,
         rows: Vec::new(),
-        progress: Progress {
-            done: 0,
-            total,
-            tty: std::io::stderr().is_terminal(),
-        },
+        progress: Progress::new(total),
     };
     if wanted(args, "sum-i32") {
         ctx.scan_case("sum-i32", &Sum::<i32>::new(), |i| (i % 1000) as i32 - 500)?;

@@ -43,7 +43,16 @@ pub fn doctor() -> Result<(), CliError> {
                 ),
             );
         }
-        Err(e) => out += &line(false, "NVRTC", &e.to_string()),
+        Err(e) => {
+            out += &line(false, "NVRTC", &e.to_string());
+            // The error names the first few places; here is every one.
+            if let monoscan::Error::NoNvrtc { searched, .. } = &e {
+                out += "       searched, in order:\n";
+                for place in searched {
+                    out += &format!("         {}\n", place.display());
+                }
+            }
+        }
     }
     // Devices.
     if driver {

@@ -107,12 +107,11 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
                 )))
             }
         },
-        BackendChoice::Auto => match open_gpu() {
-            Ok(gpu) => execute(&gpu, &spec),
-            Err(why) if !why.is_unavailable() => Err(CliError::Runtime(format!(
-                "the GPU backend failed to open: {why}"
-            ))),
-            Err(why) => {
+        BackendChoice::Auto => {
+            let backend = monoscan::AnyBackend::auto_from(open_gpu()).map_err(|why| {
+                CliError::Runtime(format!("the GPU backend failed to open: {why}"))
+            })?;
+            if let Some(why) = backend.gpu_unavailable() {
                 let why = why
                     .to_string()
                     .split_whitespace()
@@ -122,9 +121,13 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
                     std::io::stderr(),
                     "note: running on the CPU backend because the GPU backend is unavailable: {why}"
                 );
-                execute(&cpu(), &spec)
             }
-        },
+            // The backend's own description on the report; the reason went to stderr above.
+            match backend.as_gpu() {
+                Some(gpu) => execute(gpu, &spec),
+                None => execute(&cpu(), &spec),
+            }
+        }
     }
 }
 

@@ -1,9 +1,15 @@
-//! The Tera engine with the embedded templates (autoescape off: this is C++, not HTML).
+//! The template engine (minijinja) with the embedded templates.
+//!
+//! The templates use Jinja's `if`, `for`, `include` and `{{ value }}` substitution only, and no
+//! escaping (this is C++, not HTML; minijinja escapes only `.html`/`.xml` names). An undefined
+//! variable is an error, never an empty string, so a context that misses a field fails loudly.
 
 use crate::error::{Error, Result};
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::{Serde, Value};
+use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 use std::sync::OnceLock;
-use tera::{Context, Tera};
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
@@ -71,14 +77,22 @@ const TEMPLATES: [(&str, &str); 19] = [
     ),
 ];
 
-fn engine() -> Result<&'static Tera> {
-    static ENGINE: OnceLock<std::result::Result<Tera, String>> = OnceLock::new();
+fn engine() -> Result<&'static Environment<'static>> {
+    static ENGINE: OnceLock<std::result::Result<Environment<'static>, String>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
-            let mut tera = Tera::default();
-            tera.autoescape_on(vec![]);
-            tera.add_raw_templates(TEMPLATES).map_err(|e| chain(&e))?;
-            Ok(tera)
+            let mut env = Environment::new();
+            env.set_undefined_behavior(UndefinedBehavior::Strict);
+            // Each template's last newline stays, so an include ends its line as written.
+            let syntax = SyntaxConfig::builder()
+                .keep_trailing_newline(true)
+                .build()
+                .map_err(|e| chain(&e))?;
+            env.set_syntax(syntax);
+            for (name, source) in TEMPLATES {
+                env.add_template(name, source).map_err(|e| chain(&e))?;
+            }
+            Ok(env)
         })
         .as_ref()
         .map_err(|e| Error::Template(e.clone()))
@@ -97,8 +111,9 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// Renders the embedded template `name` with `ctx`.
 pub fn render(name: &str, ctx: &impl Serialize) -> Result<String> {
-    let ctx = Context::from_serialize(ctx).map_err(|e| Error::Template(chain(&e)))?;
+    let ctx = Value::from(Serde(ctx));
     engine()?
-        .render(name, &ctx)
+        .get_template(name)
+        .and_then(|t| t.render(ctx))
         .map_err(|e| Error::Template(chain(&e)))
 }

@@ -48,6 +48,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// # fn main() -> monoscan::Result<()> {
 /// let gpu = match Gpu::new(0) {
 ///     Ok(gpu) => gpu,
+/// #   Err(e) if std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() == Ok("1") => return Err(e),
 ///     Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()); }
 ///     Err(e) => return Err(e),
 /// };
@@ -126,7 +127,7 @@ impl Gpu {
     /// ```
     /// use monoscan::{Backend, Gpu, ops::Sum, tuning::{Pace, Tuning}};
     /// # fn main() -> monoscan::Result<()> {
-    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
     /// let gpu = gpu.with_tuning(Tuning { tma: false, pace: Pace::Off, ..Tuning::default() })?;
     /// let xs: Vec<u32> = (1..=100_000).collect();
     /// assert_eq!(gpu.reduce(&Sum::new(), &xs)?, 5_000_050_000u64 as u32);
@@ -204,7 +205,7 @@ impl Gpu {
     /// ```
     /// use monoscan::{Gpu, Map};
     /// # fn main() -> monoscan::Result<()> {
-    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
     /// let even = Map::new("even", "(x % 2 == 0) ? 1u : 0u", |x: &i32| u32::from(x % 2 == 0));
     /// let xs = gpu.stream().clone_htod(&[1, 2, 3, 4, 6, 7])?;
     /// let (kept, count) = gpu.compact(&xs, &even)?;
@@ -239,7 +240,7 @@ impl Gpu {
     /// ```
     /// use monoscan::{Gpu, Map};
     /// # fn main() -> monoscan::Result<()> {
-    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
     /// let positive = Map::new("positive", "x > 0.0f ? 1u : 0u", |x: &f32| u32::from(*x > 0.0));
     /// let xs = gpu.stream().clone_htod(&[0.5f32, -1.0, 2.0, 0.0])?;
     /// let mut out = gpu.stream().clone_htod(&[0.0f32; 4])?;
@@ -268,7 +269,7 @@ impl Gpu {
     /// ```
     /// use monoscan::{Gpu, Map};
     /// # fn main() -> monoscan::Result<()> {
-    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
     /// let even = Map::new("even", "(x & 1) == 0 ? 1u : 0u", |x: &i32| u32::from(x & 1 == 0));
     /// let xs = gpu.stream().clone_htod(&[1, 2, 3, 4, 6])?;
     /// let mut out = gpu.stream().alloc_zeros::<i32>(5)?;

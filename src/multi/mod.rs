@@ -10,6 +10,7 @@
 //!
 //! NVLink multicast (NVLS) stays off: `NCCL_NVLS_ENABLE=0` is set before NCCL starts.
 
+use crate::dylib::Probe;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::monoid::Monoid;
@@ -19,6 +20,16 @@ use std::ops::Range;
 use std::sync::Arc;
 
 mod host;
+
+/// The NCCL functions monoscan reaches through cudarc: a communicator per device, the grouped
+/// all-gather, and the teardown.
+const NCCL_FUNCTIONS: &[&str] = &[
+    "ncclCommInitAll",
+    "ncclCommAbort",
+    "ncclGroupStart",
+    "ncclGroupEnd",
+    "ncclAllGather",
+];
 
 /// Several GPUs and an NCCL communicator over them.
 pub struct MultiGpu {
@@ -69,13 +80,16 @@ impl MultiGpu {
                 detail: None,
             });
         }
-        // SAFETY: only tries to open libnccl by its candidate names.
-        if !unsafe { cudarc::nccl::sys::is_culib_present() } {
-            return Err(Error::Nccl(
-                "libnccl.so not found on the loader path: install NCCL (pip's nvidia-nccl-cu13 ships \
-                 libnccl.so.2: link libnccl.so to it in a folder on LD_LIBRARY_PATH)"
+        match crate::dylib::probe("nccl", NCCL_FUNCTIONS) {
+            Probe::Usable { .. } => {}
+            Probe::Absent => return Err(Error::Nccl(
+                "libnccl.so not found on the loader path: install NCCL (pip's nvidia-nccl-cu13 \
+                     ships libnccl.so.2: link libnccl.so to it in a folder on LD_LIBRARY_PATH)"
                     .into(),
-            ));
+            )),
+            Probe::Broken(why) => {
+                return Err(Error::Nccl(format!("libnccl cannot be used: {why}")))
+            }
         }
         // NVLink multicast can take a shared host's GPUs out of service; keep it off.
         if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
