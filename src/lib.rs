@@ -75,6 +75,7 @@ mod element;
 mod error;
 mod gpu;
 pub mod jit;
+pub mod lanes;
 pub mod laws;
 pub mod literal;
 mod map;
