@@ -2,6 +2,7 @@
 
 use crate::alloc;
 use crate::error::Result;
+use crate::lanes::{LaneScan, Lanes};
 use crate::map::Map;
 use crate::monoid::Monoid;
 
@@ -116,5 +117,84 @@ pub trait Backend {
         let mut ys = alloc::collect(xs.iter().map(|x| map.apply(x)))?;
         let total = self.exclusive_scan_in_place(m, &mut ys, init)?;
         Ok((ys, total))
+    }
+
+    /// Scans every lane of `data` (laid out as `lanes` say) as `how` says, in place; returns
+    /// each lane's total, in lane order ([`crate::lanes`]). The CPU backends scan lanes in
+    /// parallel (rayon); the GPU chooses a kernel by the layout.
+    fn scan_lanes<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        crate::lanes::scan_lanes(m, lanes, data, how)
+    }
+
+    /// The fold of every lane of `data`, in lane order.
+    fn reduce_lanes<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &[M::Elem],
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(data.len(), "the data")?;
+        let mut totals = alloc::with_capacity(lanes.count())?;
+        for lane in 0..lanes.count() {
+            let xs = crate::lanes::gather(data, lanes, lane)?;
+            totals.push(crate::cpu::seq::reduce(m, &xs));
+        }
+        Ok(totals)
+    }
+
+    /// [`Backend::scan_lanes`] of `map(input)` into `output` (both laid out as `lanes` say):
+    /// the GPU applies the map as it loads, the CPU backends map, then scan.
+    fn map_scan_lanes<M: Monoid, In: crate::element::Element>(
+        &self,
+        m: &M,
+        map: &Map<In, M::Elem>,
+        lanes: &Lanes,
+        input: &[In],
+        output: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(input.len(), "the input")?;
+        lanes.check_buffer(output.len(), "the output")?;
+        for lane in 0..lanes.count() {
+            for k in 0..lanes.len {
+                let at = lanes.offset(lane, k);
+                output[at] = map.apply(&input[at]);
+            }
+        }
+        self.scan_lanes(m, lanes, output, how)
+    }
+
+    /// Scans variable-length rows in place: row `r` is `data[offsets[r]..offsets[r + 1]]`
+    /// (CSR offsets, rising from 0 to `data.len()`); `how`'s initial values are per row.
+    /// Returns each row's total.
+    fn scan_segments<M: Monoid>(
+        &self,
+        m: &M,
+        offsets: &[usize],
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        crate::lanes::check_offsets(offsets, data.len())?;
+        let rows = offsets.len() - 1;
+        if let Some(crate::lanes::Inits::Each(v)) = &how.init {
+            if v.len() != rows {
+                return Err(crate::error::Error::invalid(format!(
+                    "{} initial values for {rows} rows",
+                    v.len()
+                )));
+            }
+        }
+        let mut totals = alloc::with_capacity(rows)?;
+        for r in 0..rows {
+            let row = &mut data[offsets[r]..offsets[r + 1]];
+            totals.push(crate::lanes::scan_one(m, row, how, r));
+        }
+        Ok(totals)
     }
 }

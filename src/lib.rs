@@ -127,6 +127,7 @@ mod gpu;
 pub mod guide;
 pub mod inputs;
 pub mod jit;
+pub mod lanes;
 #[cfg(feature = "laws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
 pub mod laws;

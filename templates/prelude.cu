@@ -36,7 +36,7 @@ static_assert(sizeof({{ map_in }}) == {{ map_in_size }}, "monoscan layout: sizeo
 static_assert(alignof({{ map_in }}) == {{ map_in_align }}, "monoscan layout: alignof({{ map_in }}) differs from align_of::<In>() = {{ map_in_align }} in Rust");
 struct MsMap {
     typedef {{ map_in }} in_t;
-    static __device__ __forceinline__ ms_elem apply(const in_t& x) {
+    static __device__ __forceinline__ {{ map_out }} apply(const in_t& x) {
         // monoscan:snippet-begin map
 {{ map_body }}
         // monoscan:snippet-end

@@ -44,9 +44,11 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::Select(_) => 8,
         KernelSet::SelectStaged(_) => 9,
         KernelSet::Check => 10,
+        KernelSet::RowScan { .. } => 11,
+        KernelSet::LanesCopy => 12,
     }
 }
-const FAMILIES: usize = 11;
+const FAMILIES: usize = 13;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -93,6 +95,7 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
             sets.push(KernelSet::StagedScan(cp_async));
         }
     }
+    sets.push(KernelSet::LanesCopy);
     if selects(op) {
         sets.push(KernelSet::Select(
             policy::select_shape(in_size, &limits).unwrap(),
@@ -246,6 +249,58 @@ fn mapped_identity_i32() {
     compile_all(&mapped_ops()[3]);
 }
 
+/// The batched row scans: modules of the segmented lifting of an operator (of its opposite
+/// monoid for reverse scans), with and without an input map to the operator's elements.
+fn row_ops() -> Vec<(CudaOp, bool)> {
+    fn lifted<M: Monoid + Copy>(m: M) -> [(CudaOp, bool); 2] {
+        [
+            (Segmented::new(m).cuda(), false),
+            (Segmented::new(Reversed::new(m)).cuda(), true),
+        ]
+    }
+    let widen = Map::new("widen_u8", "(int)x", |x: &u8| i32::from(*x));
+    let mut ops = Vec::new();
+    ops.extend(lifted(Sum::<i32>::new()));
+    ops.extend(lifted(Sum::<f32>::new()));
+    ops.extend(lifted(Affine::<f64>::new()));
+    ops.extend(lifted(MatMulMod::default()));
+    ops.extend(lifted(Segmented::new(Max::<u64>::new())));
+    for (op, reverse) in lifted(Sum::<i32>::new()) {
+        ops.push((op.with_input(widen.cuda()), reverse));
+    }
+    ops
+}
+
+/// The row-scan sets of `row_ops` on sm_`cc`.
+fn row_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
+    let limits = DeviceLimits::for_arch(cc);
+    row_ops()
+        .into_iter()
+        .map(|(op, reverse)| {
+            let shape = policy::tile_shape(
+                op.elem_size,
+                &limits,
+                &Tuning::default(),
+                Purpose::SinglePass,
+            )
+            .unwrap();
+            (op, KernelSet::RowScan { shape, reverse })
+        })
+        .collect()
+}
+
+#[test]
+fn row_scans_compile() {
+    if !nvrtc() {
+        return;
+    }
+    for cc in [80, 90] {
+        for (op, set) in row_sets(cc) {
+            build(&op, set, false, Target::Cubin(cc));
+        }
+    }
+}
+
 /// The sets above span every `KernelSet` variant (and so every template): each family is
 /// compiled in every CI run.
 #[test]
@@ -257,6 +312,7 @@ fn every_kernel_family_is_compiled() {
             families.extend(sets(op, cc).iter().map(family));
         }
     }
+    families.extend(row_sets(90).iter().map(|(_, s)| family(s)));
     assert_eq!(families, (0..FAMILIES).collect(), "families compiled");
     // Both forms of the staged scan and of staged compaction on sm_90.
     let staged_forms = |op: &CudaOp| {

@@ -28,7 +28,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32,
-    /// reduce-i32, compact-i32, alloc-u32).
+    /// reduce-i32, compact-i32, alloc-u32, lanes: batched and reverse scans).
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
     /// Only these scan algorithms (comma-separated: kogge-stone, brent-kung, hierarchical,
@@ -51,14 +51,14 @@ pub struct BenchArgs {
 }
 
 /// One measurement.
-struct Row {
-    case: &'static str,
-    algorithm: String,
-    n: u64,
-    bytes: u64,
-    ms: f64,
-    baseline_ms: f64,
-    baseline: &'static str,
+pub(super) struct Row {
+    pub(super) case: &'static str,
+    pub(super) algorithm: String,
+    pub(super) n: u64,
+    pub(super) bytes: u64,
+    pub(super) ms: f64,
+    pub(super) baseline_ms: f64,
+    pub(super) baseline: &'static str,
 }
 
 impl Row {
@@ -73,11 +73,16 @@ impl Row {
 /// The progress of a sweep on stderr. indicatif draws the bar on a terminal (redrawn at a
 /// bounded rate) and draws nothing elsewhere; a sweep that runs for minutes into a log file
 /// still reports, so there a plain line is written every ten steps (the few lines below).
-struct Progress {
+pub(super) struct Progress {
     bar: indicatif::ProgressBar,
 }
 
 impl Progress {
+    /// Counts `n` more steps (a case family that knows its count once it starts).
+    pub(super) fn add(&mut self, n: usize) {
+        self.bar.inc_length(n as u64);
+    }
+
     fn new(total: usize) -> Self {
         let bar = indicatif::ProgressBar::new(total as u64);
         let style = indicatif::ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}")
@@ -87,7 +92,7 @@ impl Progress {
         Progress { bar }
     }
 
-    fn step(&mut self, what: &str) {
+    pub(super) fn step(&mut self, what: &str) {
         self.bar.set_message(what.to_string());
         self.bar.inc(1);
         let (done, total) = (self.bar.position(), self.bar.length().unwrap_or(0));
@@ -107,12 +112,12 @@ const SCAN_ALGOS: [Algorithm; 4] = [
     Algorithm::SinglePass,
 ];
 
-struct Ctx<'a> {
-    gpu: &'a Gpu,
-    args: &'a BenchArgs,
-    timer: Timer<'a>,
-    rows: Vec<Row>,
-    progress: Progress,
+pub(super) struct Ctx<'a> {
+    pub(super) gpu: &'a Gpu,
+    pub(super) args: &'a BenchArgs,
+    pub(super) timer: Timer<'a>,
+    pub(super) rows: Vec<Row>,
+    pub(super) progress: Progress,
 }
 
 impl Ctx<'_> {
@@ -349,7 +354,7 @@ fn latency(gpu: &Gpu) -> Result<String, CliError> {
 
 /// The log2 sizes swept for elements of `elem` bytes: `--min-log2..=--max-log2` by `--step`,
 /// with elements of 16 bytes or more capped at 1 GiB per buffer (2^26 for 16 bytes).
-fn log2_sizes(args: &BenchArgs, elem: usize) -> Vec<u32> {
+pub(super) fn log2_sizes(args: &BenchArgs, elem: usize) -> Vec<u32> {
     let cap = if elem >= 16 {
         30 - elem.next_power_of_two().trailing_zeros()
     } else {
@@ -383,6 +388,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         "reduce-i32",
         "compact-i32",
         "alloc-u32",
+        "lanes",
     ];
     if let Some(bad) = args.cases.iter().find(|c| !known.contains(&c.as_str())) {
         return Err(CliError::Usage(format!(
@@ -449,6 +455,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     if wanted(args, "compact-i32") || wanted(args, "alloc-u32") {
         ctx.workload_cases()?;
     }
+    if wanted(args, "lanes") {
+        ctx.progress.add(super::bench_lanes::CASES);
+        ctx.lanes_cases()?;
+    }
 
     let mut text = format!(
         "monoscan bench on {} (sm_{}, {} SMs, peak DRAM {} GB/s); bytes = read + write (read only for reductions); medians of {} runs after a {} us hold\ntuning: {}\n",
@@ -463,7 +473,11 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             "{:<11} {:<18} {:>11} {:>11.4} {:>9.1} {:>11} {:>8.3}\n",
             r.case,
             r.algorithm,
-            format!("2^{}", r.n.trailing_zeros()),
+            if r.n.is_power_of_two() {
+                format!("2^{}", r.n.trailing_zeros())
+            } else {
+                r.n.to_string()
+            },
             r.ms,
             r.gbps(),
             r.baseline,

@@ -5,6 +5,7 @@
 //! [`execute`].
 
 pub mod bench;
+mod bench_lanes;
 pub mod cache;
 pub mod dispatch;
 pub mod doctor;

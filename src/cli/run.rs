@@ -7,6 +7,7 @@ use super::dispatch::{dispatch, Dtype, Job, Op};
 use super::floats::to_text;
 use super::{allocate, human_bytes, json, mem_available, value_name, write_stdout, CliError};
 use clap::{Args, ValueEnum};
+use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::{Backend, Monoid};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -53,7 +54,15 @@ pub struct RunArgs {
     #[arg(long, default_value_t = DEFAULT_SEGMENT_LEN, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub segment_len: u64,
-    /// Print one JSON object (backend, op, dtype, n, reduce_ms, scan_ms, first, total).
+    /// Run the exercise on this many rows of 1..N each (a batched scan; per-row totals).
+    #[arg(long, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub rows: Option<u64>,
+    /// Scan from the end of each row (the first prefix of 1..N reversed is N(N+1)/2).
+    #[arg(long)]
+    pub reverse: bool,
+    /// Print one JSON object (backend, op, dtype, n, reduce_ms, scan_ms, first, total; with
+    /// --rows or --reverse also rows and totals, one per row).
     /// Infinite and NaN floats, which JSON cannot spell as numbers, are the strings "inf",
     /// "-inf" and "NaN".
     #[arg(long)]
@@ -68,6 +77,8 @@ impl Default for RunArgs {
             dtype: None,
             backend: BackendChoice::Auto,
             segment_len: DEFAULT_SEGMENT_LEN,
+            rows: None,
+            reverse: false,
             json: false,
         }
     }
@@ -86,7 +97,11 @@ pub fn open_gpu() -> Result<monoscan::Gpu, monoscan::Error> {
 /// Runs `monoscan run`.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let dtype = args.dtype.unwrap_or(args.op.default_dtype());
-    let check = Validate { n: args.n, dtype };
+    let check = Validate {
+        n: args.n,
+        rows: args.rows.unwrap_or(1),
+        dtype,
+    };
     let len = dispatch(args.op, dtype, args.segment_len, check)
         .ok_or_else(|| unsupported(args.op, dtype))??;
     let spec = Spec { args, dtype, len };
@@ -158,6 +173,7 @@ fn execute<B: Backend>(backend: &B, spec: &Spec<'_>) -> Result<(), CliError> {
 /// run fits in usize and in the available memory. Returns `n` as a length.
 struct Validate {
     n: u64,
+    rows: u64,
     dtype: Dtype,
 }
 
@@ -196,6 +212,8 @@ impl Job for Validate {
         };
         let len = usize::try_from(n).map_err(|_| too_large())?;
         let needed = len
+            .checked_mul(usize::try_from(self.rows).map_err(|_| too_large())?)
+            .ok_or_else(too_large)?
             .checked_mul(size)
             .and_then(|b| b.checked_mul(3))
             .ok_or_else(too_large)?;
@@ -230,6 +248,9 @@ impl<B: Backend> Job for Measure<'_, '_, B> {
         G: Fn(u64) -> Option<M::Elem> + Sync,
     {
         let Spec { args, dtype, len } = *self.spec;
+        if args.rows.is_some() || args.reverse {
+            return self.batched(m, elem);
+        }
         let mut xs = allocate::<M::Elem>(len, "input")?;
         xs.resize(len, m.identity());
         xs.par_iter_mut()
@@ -258,6 +279,9 @@ impl<B: Backend> Job for Measure<'_, '_, B> {
             scan_ms,
             first: &ys[..len.min(SHOWN)],
             total,
+            rows: None,
+            reverse: false,
+            totals: None,
         };
         if matches!(args.op, Op::Sum | Op::SegSum) {
             let largest = [Some(&report.total), ys.last()]
@@ -278,6 +302,68 @@ impl<B: Backend> Job for Measure<'_, '_, B> {
     }
 }
 
+impl<B: Backend> Measure<'_, '_, B> {
+    /// `--rows R` / `--reverse`: R rows of 1..N, reduced and scanned per row.
+    fn batched<M, G>(&self, m: M, elem: G) -> Result<(), CliError>
+    where
+        M: Monoid,
+        M::Elem: Serialize,
+        G: Fn(u64) -> Option<M::Elem> + Sync,
+    {
+        let Spec { args, dtype, len } = *self.spec;
+        let rows = usize::try_from(args.rows.unwrap_or(1))
+            .map_err(|_| CliError::Usage("--rows does not fit this machine".into()))?;
+        let lanes = Lanes::rows(rows, len);
+        let total_len = lanes.elements();
+        let mut xs = allocate::<M::Elem>(total_len, "input")?;
+        xs.resize(total_len, m.identity());
+        xs.par_chunks_mut(len)
+            .try_for_each(|row| {
+                row.iter_mut()
+                    .enumerate()
+                    .try_for_each(|(k, x)| elem(k as u64 + 1).map(|v| *x = v))
+            })
+            .ok_or_else(|| CliError::Usage("an input value does not fit the dtype".into()))?;
+        let mut ys = allocate::<M::Elem>(total_len, "output")?;
+        ys.extend_from_slice(&xs);
+        let how = if args.reverse {
+            LaneScan::inclusive().reverse()
+        } else {
+            LaneScan::inclusive()
+        };
+        self.backend.prepare(&m)?;
+        // Once untimed: compiles the batched kernels.
+        self.backend
+            .reduce_lanes(&m, &Lanes::rows(1, 1), &xs[..1])?;
+        let start = Instant::now();
+        let reduced = self.backend.reduce_lanes(&m, &lanes, &xs)?;
+        let reduce_ms = start.elapsed().as_secs_f64() * 1e3;
+        drop(xs);
+        let start = Instant::now();
+        let totals = self.backend.scan_lanes(&m, &lanes, &mut ys, &how)?;
+        let scan_ms = start.elapsed().as_secs_f64() * 1e3;
+        let report = Report {
+            backend: self.backend.describe(),
+            op: value_name(&args.op),
+            dtype: value_name(&dtype),
+            n: args.n,
+            reduce_ms,
+            scan_ms,
+            first: &ys[..len.min(SHOWN)],
+            total: reduced.first().copied().unwrap_or_else(|| m.identity()),
+            rows: Some(rows as u64),
+            reverse: args.reverse,
+            totals: Some(&totals),
+        };
+        let text = if args.json {
+            json(&report)? + "\n"
+        } else {
+            report.text(None)?
+        };
+        write_stdout(&text)
+    }
+}
+
 /// What `run` prints; `--json` prints exactly these fields.
 #[derive(Serialize)]
 struct Report<'a, E> {
@@ -289,6 +375,15 @@ struct Report<'a, E> {
     scan_ms: f64,
     first: &'a [E],
     total: E,
+    /// With `--rows` or `--reverse`: how many rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rows: Option<u64>,
+    /// Whether the scan ran from the end.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    reverse: bool,
+    /// With `--rows` or `--reverse`: every row's total.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    totals: Option<&'a [E]>,
 }
 
 /// The magnitude of a sum as serde_json sees it: a number, or the `value` of a flagged
@@ -327,6 +422,9 @@ fn rounding_warning(dtype: Dtype, largest: f64) -> Option<String> {
 
 impl<E: Serialize> Report<'_, E> {
     fn text(&self, last: Option<&E>) -> Result<String, CliError> {
+        if let Some(totals) = self.totals {
+            return self.rows_text(totals);
+        }
         let first: Vec<String> = self.first.iter().map(to_text).collect::<Result<_, _>>()?;
         let more = if (self.first.len() as u64) < self.n {
             " ..."
@@ -350,6 +448,44 @@ impl<E: Serialize> Report<'_, E> {
             self.first.len(),
             first.join(" "),
             to_text(&self.total)?,
+        ))
+    }
+}
+
+impl<E: Serialize> Report<'_, E> {
+    /// The report of a batched run: the first row's first prefixes, then the row totals.
+    fn rows_text(&self, totals: &[E]) -> Result<String, CliError> {
+        let first: Vec<String> = self.first.iter().map(to_text).collect::<Result<_, _>>()?;
+        let more = if (self.first.len() as u64) < self.n {
+            " ..."
+        } else {
+            ""
+        };
+        let shown: Vec<String> = totals
+            .iter()
+            .take(SHOWN)
+            .map(to_text)
+            .collect::<Result<_, _>>()?;
+        let more_totals = if totals.len() > SHOWN { " ..." } else { "" };
+        let direction = if self.reverse { "reverse " } else { "" };
+        Ok(format!(
+            "backend: {}\nop:      {}\ndtype:   {}\nn:       {} per row\nrows:    {}\n\
+             [time] reduce per row:         {:.3} ms\n\
+             [time] {direction}inclusive scan per row: {:.3} ms\n\
+             row 0, {direction}inclusive scan, first {} prefixes: {}{more}\n\
+             row 0 total (reduce): {}\n\
+             row totals (scan): {}{more_totals}\n",
+            self.backend,
+            self.op,
+            self.dtype,
+            self.n,
+            totals.len(),
+            self.reduce_ms,
+            self.scan_ms,
+            self.first.len(),
+            first.join(" "),
+            to_text(&self.total)?,
+            shown.join(" "),
         ))
     }
 }

@@ -118,6 +118,25 @@ struct SelectCtx<'a> {
     staging: Option<StagingCtx>,
 }
 
+/// Batched row scans: the register tile and the look-back over the lifting's elements.
+#[derive(Serialize)]
+struct RowScanCtx<'a> {
+    prefix: &'a str,
+    map: bool,
+    reverse: u32,
+    #[serde(flatten)]
+    tile: TileCtx,
+    #[serde(flatten)]
+    lookback: LookbackCtx,
+}
+
+/// Lane copies: the entry names only.
+#[derive(Serialize)]
+struct LanesCopyCtx<'a> {
+    prefix: &'a str,
+    map: bool,
+}
+
 /// The body of `set` (everything after the prelude) for an operator of `elem_size`-byte
 /// elements, with `_mapped` entries when `map`.
 pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
@@ -183,6 +202,17 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 },
             )
         }
+        KernelSet::RowScan { shape, reverse } => engine::render(
+            template,
+            &RowScanCtx {
+                prefix,
+                map,
+                reverse: u32::from(reverse),
+                tile: TileCtx::of(&shape),
+                lookback: LookbackCtx::of(&shape, elem_size),
+            },
+        ),
+        KernelSet::LanesCopy => engine::render(template, &LanesCopyCtx { prefix, map }),
         KernelSet::Check => Ok(String::new()),
     }
 }

@@ -61,6 +61,9 @@ struct PreludeCtx<'a> {
     map_in: &'a str,
     map_in_size: usize,
     map_in_align: usize,
+    /// What the map returns: the operator's element, or for row scans the values of the
+    /// segmented lifting's elements.
+    map_out: &'a str,
     map_body: String,
 }
 
@@ -107,6 +110,10 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             map_in: op.input.as_ref().map_or("", |m| m.in_type.as_str()),
             map_in_size: op.input.as_ref().map_or(0, |m| m.in_size),
             map_in_align: op.input.as_ref().map_or(0, |m| m.in_align),
+            map_out: match spec.set {
+                KernelSet::RowScan { .. } => "decltype(((ms_elem*)0)->value)",
+                _ => "ms_elem",
+            },
             map_body: op.input.as_ref().map_or(String::new(), |m| {
                 m.body
                     .lines()

@@ -33,6 +33,12 @@ pub enum Entry {
     SelectRegisters,
     /// Stream compaction, tile staged in shared memory.
     SelectStaged,
+    /// Independent scans of contiguous rows (batched scans).
+    RowScan,
+    /// Lanes of a strided layout copied into contiguous rows.
+    Gather,
+    /// Contiguous rows copied back into lanes of a strided layout.
+    Scatter,
 }
 
 impl Entry {
@@ -52,6 +58,9 @@ impl Entry {
             Entry::ScanStaged => "scan_staged",
             Entry::SelectRegisters => "select_registers",
             Entry::SelectStaged => "select_staged",
+            Entry::RowScan => "row_scan",
+            Entry::Gather => "gather",
+            Entry::Scatter => "scatter",
         }
     }
 
@@ -65,6 +74,8 @@ impl Entry {
                 | Entry::TileScan
                 | Entry::ScanSinglePass
                 | Entry::ScanStaged
+                | Entry::RowScan
+                | Entry::Gather
         )
     }
 
@@ -125,6 +136,18 @@ pub enum KernelSet {
     /// Stream compaction with the tile staged in shared memory (`select_staged.cu`; sm_80 and
     /// newer, by one bulk copy per tile on sm_90 and newer).
     SelectStaged(TileShape),
+    /// Batched scans of contiguous rows, each restarting at its row's start, as one
+    /// single-pass scan of the segmented lifting of the operator (`row_scan.cu`); `reverse`:
+    /// prefixes from the end of each row (the module's operator is then the lifting of the
+    /// opposite monoid).
+    RowScan {
+        /// The register tile (of the lifting's elements).
+        shape: TileShape,
+        /// Whether positions run from the end.
+        reverse: bool,
+    },
+    /// Copies between a strided layout of lanes and contiguous rows (`lanes_copy.cu`).
+    LanesCopy,
     /// `combine_pairs`, for [`crate::verify`] (the prelude alone).
     Check,
 }
@@ -143,6 +166,12 @@ impl KernelSet {
             KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
             KernelSet::Select(s) => format!("select-{}", s.name()),
             KernelSet::SelectStaged(s) => format!("select-{}", s.name()),
+            KernelSet::RowScan { shape, reverse } => format!(
+                "row-scan-{}{}",
+                if *reverse { "reverse-" } else { "" },
+                shape.name()
+            ),
+            KernelSet::LanesCopy => "lanes-copy".to_string(),
             KernelSet::Check => "check".to_string(),
         }
     }
@@ -160,6 +189,8 @@ impl KernelSet {
             KernelSet::OneTile(_) => "one_tile.cu",
             KernelSet::Select(_) => "select_registers.cu",
             KernelSet::SelectStaged(_) => "select_staged.cu",
+            KernelSet::RowScan { .. } => "row_scan.cu",
+            KernelSet::LanesCopy => "lanes_copy.cu",
             KernelSet::Check => return None,
         })
     }
@@ -178,6 +209,8 @@ impl KernelSet {
             KernelSet::OneTile(_) => &[Entry::Fill, Entry::TileScan],
             KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
+            KernelSet::RowScan { .. } => &[Entry::Fill, Entry::RowScan],
+            KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],
             KernelSet::Check => &[Entry::Fill, Entry::CombinePairs],
         }
     }
@@ -195,8 +228,9 @@ impl KernelSet {
             | KernelSet::StagedScan(s)
             | KernelSet::OneTile(s)
             | KernelSet::Select(s)
-            | KernelSet::SelectStaged(s) => s.block,
-            KernelSet::Check => 256,
+            | KernelSet::SelectStaged(s)
+            | KernelSet::RowScan { shape: s, .. } => s.block,
+            KernelSet::LanesCopy | KernelSet::Check => 256,
         }
     }
 

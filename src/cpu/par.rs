@@ -4,7 +4,9 @@ use super::seq;
 use crate::alloc;
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::lanes::{self, Inits, LaneScan, Lanes};
 use crate::monoid::Monoid;
+use crate::ops::Reversed;
 use rayon::prelude::*;
 
 /// Reduce and scan on all cores with rayon, in sequence order.
@@ -93,5 +95,124 @@ impl Backend for Parallel {
                 seq::exclusive_scan_in_place(m, c, *carry);
             });
         Ok(total)
+    }
+
+    fn scan_lanes<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(data.len(), "the data")?;
+        how.check(lanes)?;
+        if lanes.len == 0 || lanes.count() == 0 {
+            let empty = |l| how.init.as_ref().map_or(m.identity(), |i| i.get(l));
+            return alloc::collect((0..lanes.count()).map(empty));
+        }
+        if lanes.count() == 1 && lanes.is_rows() && lanes.len > self.min_chunk {
+            // One long lane: the chunked three-phase scan, on the opposite monoid backwards.
+            let xs = &mut data[..lanes.len];
+            if how.reverse {
+                xs.reverse();
+                let total = self.scan_one_lane(&Reversed::new(m), xs, how.init.as_ref());
+                xs.reverse();
+                return Ok(vec![total?]);
+            }
+            return Ok(vec![self.scan_one_lane(m, xs, how.init.as_ref())?]);
+        }
+        if lanes.is_rows() {
+            let rows = &mut data[..lanes.elements()];
+            let mut totals = alloc::with_capacity(lanes.count())?;
+            rows.par_chunks_mut(lanes.len)
+                .enumerate()
+                .map(|(r, row)| lanes::scan_one(m, row, how, r))
+                .collect_into_vec(&mut totals);
+            return Ok(totals);
+        }
+        // Any other layout: each lane gathered and scanned in parallel, then written back.
+        let data_ref: &[M::Elem] = data;
+        let mut scanned: Vec<Result<ScannedLane<M::Elem>>> = alloc::with_capacity(lanes.count())?;
+        (0..lanes.count())
+            .into_par_iter()
+            .map(|l| {
+                let mut xs = lanes::gather(data_ref, lanes, l)?;
+                let total = lanes::scan_one(m, &mut xs, how, l);
+                Ok((xs, total))
+            })
+            .collect_into_vec(&mut scanned);
+        let mut totals = alloc::with_capacity(lanes.count())?;
+        for (l, r) in scanned.into_iter().enumerate() {
+            let (xs, total) = r?;
+            lanes::scatter(data, lanes, l, &xs);
+            totals.push(total);
+        }
+        Ok(totals)
+    }
+
+    fn reduce_lanes<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &[M::Elem],
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(data.len(), "the data")?;
+        if lanes.count() == 1 && lanes.is_rows() {
+            return Ok(vec![self.reduce(m, &data[..lanes.len])?]);
+        }
+        let mut totals: Vec<Result<M::Elem>> = alloc::with_capacity(lanes.count())?;
+        (0..lanes.count())
+            .into_par_iter()
+            .map(|l| Ok(seq::reduce(m, &lanes::gather(data, lanes, l)?)))
+            .collect_into_vec(&mut totals);
+        totals.into_iter().collect()
+    }
+
+    fn scan_segments<M: Monoid>(
+        &self,
+        m: &M,
+        offsets: &[usize],
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        lanes::check_offsets(offsets, data.len())?;
+        let rows = offsets.len() - 1;
+        how.check(&Lanes::rows(rows, 0))?;
+        // Cut `data` into its rows (disjoint), then scan them in parallel.
+        let mut pieces: Vec<&mut [M::Elem]> = alloc::with_capacity(rows)?;
+        let mut rest = data;
+        for w in offsets.windows(2) {
+            let (row, tail) = rest.split_at_mut(w[1] - w[0]);
+            pieces.push(row);
+            rest = tail;
+        }
+        let mut totals = alloc::with_capacity(rows)?;
+        pieces
+            .into_par_iter()
+            .enumerate()
+            .map(|(r, row)| lanes::scan_one(m, row, how, r))
+            .collect_into_vec(&mut totals);
+        Ok(totals)
+    }
+}
+
+/// A lane gathered and scanned, and its total.
+type ScannedLane<T> = (Vec<T>, T);
+
+impl Parallel {
+    /// One long lane, `xs` in lane order: inclusive, or exclusive from `init`; its total.
+    fn scan_one_lane<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &mut [M::Elem],
+        init: Option<&Inits<M::Elem>>,
+    ) -> Result<M::Elem> {
+        match init {
+            None => {
+                self.inclusive_scan_in_place(m, xs)?;
+                Ok(xs.last().copied().unwrap_or_else(|| m.identity()))
+            }
+            Some(i) => self.exclusive_scan_in_place(m, xs, i.get(0)),
+        }
     }
 }

@@ -3,6 +3,7 @@
 use super::Gpu;
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::lanes::{LaneScan, Lanes};
 use crate::monoid::Monoid;
 
 impl Backend for Gpu {
@@ -89,5 +90,67 @@ impl Backend for Gpu {
             .exclusive_in_place(&mut data, init, &mut total)?;
         self.stream.memcpy_dtoh(&data, xs)?;
         Ok(self.stream.clone_dtoh(&total)?[0])
+    }
+
+    fn scan_lanes<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(data.len(), "the data")?;
+        let mut dev = self.upload(data)?;
+        let mut totals = self.scanner(m).alloc_filled(lanes.count(), m.identity())?;
+        self.scanner(m)
+            .scan_lanes_in_place(&mut dev, lanes, how, Some(&mut totals))?;
+        self.stream.memcpy_dtoh(&dev, data)?;
+        Ok(self.stream.clone_dtoh(&totals)?)
+    }
+
+    fn reduce_lanes<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &[M::Elem],
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(data.len(), "the data")?;
+        let dev = self.upload(data)?;
+        let mut totals = self.scanner(m).alloc_filled(lanes.count(), m.identity())?;
+        self.scanner(m).reduce_lanes(&dev, lanes, &mut totals)?;
+        Ok(self.stream.clone_dtoh(&totals)?)
+    }
+
+    fn map_scan_lanes<M: Monoid, In: crate::element::Element>(
+        &self,
+        m: &M,
+        map: &crate::map::Map<In, M::Elem>,
+        lanes: &Lanes,
+        input: &[In],
+        output: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        lanes.check_buffer(input.len(), "the input")?;
+        lanes.check_buffer(output.len(), "the output")?;
+        let dev_in = self.upload(input)?;
+        let mut dev_out = self.upload(output)?;
+        let scanner = self.scanner(m);
+        let mut totals = scanner.alloc_filled(lanes.count(), m.identity())?;
+        scanner
+            .mapped(map)
+            .scan_lanes(&dev_in, &mut dev_out, lanes, how, Some(&mut totals))?;
+        self.stream.memcpy_dtoh(&dev_out, output)?;
+        Ok(self.stream.clone_dtoh(&totals)?)
+    }
+
+    /// CSR rows run on the host (the rayon backend): the GPU scans lanes of one length.
+    fn scan_segments<M: Monoid>(
+        &self,
+        m: &M,
+        offsets: &[usize],
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        crate::cpu::Parallel::default().scan_segments(m, offsets, data, how)
     }
 }

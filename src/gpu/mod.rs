@@ -12,6 +12,7 @@ mod compact;
 mod device;
 mod host;
 mod kernels;
+mod lanes;
 pub(crate) mod launch;
 mod module;
 mod reduce;

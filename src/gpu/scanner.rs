@@ -4,10 +4,11 @@
 use super::kernels::OpKernels;
 use super::launch;
 use super::scan::{self, Mode};
-use super::{reduce, Gpu, KernelInfo};
+use super::{lanes, reduce, Gpu, KernelInfo};
 use crate::algorithm::Algorithm;
 use crate::codegen::KernelSet;
 use crate::error::{Error, Result};
+use crate::lanes::{LaneScan, Lanes};
 use crate::monoid::{CudaOp, Monoid};
 use crate::tuning::Purpose;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
@@ -227,6 +228,127 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         self.reduce_buffers(input, total)
     }
 
+    /// Scans every lane of `input` into `output` (both laid out as `lanes` say) as `how` says
+    /// ([`crate::lanes`]): contiguous rows directly, any other layout through a gathered copy.
+    ///
+    /// ```
+    /// use monoscan::{Gpu, lanes::{LaneScan, Lanes}, ops::Sum};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let sum = Sum::<i32>::new();
+    /// let xs = gpu.stream().clone_htod(&[1, 2, 3, 10, 20, 30])?;
+    /// let mut ys = gpu.stream().alloc_zeros::<i32>(6)?;
+    /// gpu.scanner(&sum).scan_lanes(&xs, &mut ys, &Lanes::rows(2, 3), &LaneScan::inclusive().reverse())?;
+    /// assert_eq!(gpu.stream().clone_dtoh(&ys)?, [6, 5, 3, 60, 50, 30]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn scan_lanes<I, O>(
+        &self,
+        input: &I,
+        output: &mut O,
+        lanes: &Lanes,
+        how: &LaneScan<M::Elem>,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+    {
+        self.lanes_buffers(input, output, lanes, how, None::<&mut O>)
+    }
+
+    /// [`Scanner::scan_lanes`], and each lane's total in `totals` (in lane order).
+    pub fn scan_lanes_with_totals<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        lanes: &Lanes,
+        how: &LaneScan<M::Elem>,
+        totals: &mut S,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.lanes_buffers(input, output, lanes, how, Some(totals))
+    }
+
+    /// Scans every lane of `data` in place; each lane's total in `totals` when given.
+    pub fn scan_lanes_in_place<D, S>(
+        &self,
+        data: &mut D,
+        lanes: &Lanes,
+        how: &LaneScan<M::Elem>,
+        totals: Option<&mut S>,
+    ) -> Result<()>
+    where
+        D: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let (d, _g) = launch::output(data, &stream);
+        match totals {
+            None => lanes::scan(&self.k, d, d, lanes, how, None),
+            Some(t) => {
+                let (t, _g2) = launch::output(t, &stream);
+                lanes::scan(&self.k, d, d, lanes, how, Some(t))
+            }
+        }
+    }
+
+    /// The fold of every lane of `input` into `totals` (in lane order). Runs as an inclusive
+    /// lane scan into a scratch copy, whose totals are the folds.
+    pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.reduce_lanes_buffers(input, lanes, totals)
+    }
+
+    /// Scans lanes of `input` (of the operator's elements, or of a mapped scanner's `In`).
+    fn lanes_buffers<In, I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        lanes: &Lanes,
+        how: &LaneScan<M::Elem>,
+        totals: Option<&mut S>,
+    ) -> Result<()>
+    where
+        In: crate::element::Element,
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g1) = launch::input(input, &stream);
+        let (out, _g2) = launch::output(output, &stream);
+        match totals {
+            None => lanes::scan(&self.k, inp, out, lanes, how, None),
+            Some(t) => {
+                let (t, _g3) = launch::output(t, &stream);
+                lanes::scan(&self.k, inp, out, lanes, how, Some(t))
+            }
+        }
+    }
+
+    /// Folds lanes of `input` through a scratch copy of their scan.
+    fn reduce_lanes_buffers<In, I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
+    where
+        In: crate::element::Element,
+        I: DevicePtr<In>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let mut scratch = launch::alloc_for_writes::<M::Elem>(&stream, lanes.span())?;
+        let (inp, _g1) = launch::input(input, &stream);
+        let (out, _g2) = launch::output(&mut scratch, &stream);
+        let (t, _g3) = launch::output(totals, &stream);
+        lanes::scan(&self.k, inp, out, lanes, &LaneScan::inclusive(), Some(t))
+    }
+
     /// A new device buffer of `n` elements, all `value` (for outputs of host-slice calls).
     pub fn alloc_filled(&self, n: usize, value: M::Elem) -> Result<CudaSlice<M::Elem>> {
         let k = self
@@ -367,5 +489,31 @@ impl<M: Monoid, In: crate::element::Element> MappedScanner<'_, M, In> {
         S: DevicePtrMut<M::Elem>,
     {
         self.inner.reduce_buffers(input, total)
+    }
+
+    /// [`Scanner::scan_lanes`] of `map(input)`, with each lane's total in `totals` when given.
+    pub fn scan_lanes<I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        lanes: &Lanes,
+        how: &LaneScan<M::Elem>,
+        totals: Option<&mut S>,
+    ) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.inner.lanes_buffers(input, output, lanes, how, totals)
+    }
+
+    /// The fold of `map` over every lane of `input`, into `totals`.
+    pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.inner.reduce_lanes_buffers(input, lanes, totals)
     }
 }

@@ -10,6 +10,7 @@
 //! | [`Affine`] | [`AffineMap<f32 or f64>`](AffineMap) | `(1, 0)` | composition in sequence order; not commutative |
 //! | [`MatMulMod`] | [`Mat2`] | unit matrix | 2x2 product mod a prime; exact, not commutative |
 //! | [`Segmented<M>`] | [`Flagged<M::Elem>`](Flagged) | `(0, e)` | restarts at flagged elements; not commutative |
+//! | [`Reversed<M>`] | `M::Elem` | `e` | the opposite monoid: `a ⊙ b = b ⊕ a` (reverse scans) |
 
 mod affine;
 mod arg;
@@ -17,6 +18,7 @@ mod bitwise;
 mod matrix;
 mod minmax;
 mod numeric;
+mod reversed;
 mod scalar;
 mod segmented;
 
@@ -26,5 +28,6 @@ pub use bitwise::{BitAnd, BitOr, BitXor};
 pub use matrix::{Mat2, MatMulMod};
 pub use minmax::{MinMax, MinMaxPair};
 pub use numeric::{Max, Min, Product, Sum};
+pub use reversed::Reversed;
 pub use scalar::{Float, Integer, Scalar};
 pub use segmented::{Flagged, Segmented};

@@ -7,12 +7,14 @@
 //! module was rendered for the element types the slices carry.
 
 mod buffer;
+mod rows;
 mod single_pass;
 mod tensor_map;
 mod textbook;
 mod tiled;
 
 pub(crate) use buffer::{input, output, DevSlice};
+pub(crate) use rows::{copy_lanes, row_scan, RowScan};
 pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SinglePass};
 pub(crate) use tensor_map::TensorMap;
 pub(crate) use textbook::{add_carry, block_scan, reduce_tree, section, BlockScan};

@@ -23,7 +23,7 @@ pub(crate) struct LookbackState<T> {
 
 impl<T> LookbackState<T> {
     /// An error unless the state holds `tiles` tiles of `layout` for values of `size` bytes.
-    fn check(&self, tiles: u64, layout: StateLayout, size: usize) -> Result<()> {
+    pub(super) fn check(&self, tiles: u64, layout: StateLayout, size: usize) -> Result<()> {
         holds(
             "the look-back state",
             &self.state,
@@ -42,7 +42,7 @@ impl<T> LookbackState<T> {
         }
     }
 
-    fn values(&self) -> (u64, u64) {
+    pub(super) fn values(&self) -> (u64, u64) {
         self.values.map_or((0, 0), |(a, i)| (a.addr(), i.addr()))
     }
 }

@@ -1,0 +1,113 @@
+//! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
+//! scans are used in practice, affine f32 maps along rows) and a reverse 1-D scan beside the
+//! forward one. Each figure is a fraction of a device-to-device copy of the same bytes.
+
+use super::bench::{Ctx, Row};
+use super::CliError;
+use monoscan::lanes::{LaneScan, Lanes};
+use monoscan::ops::{Affine, AffineMap, Sum};
+use monoscan::Monoid;
+
+/// Measurements this family adds to the progress count.
+pub(super) const CASES: usize = 10;
+
+/// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
+const SUM_SHAPES: [(usize, usize, usize); 7] = [
+    (8_388_608, 2, 0),
+    (524_288, 32, 0),
+    (64, 152_064, 1),
+    (40, 152_000, 1),
+    (4_096, 4_096, 1),
+    (1_048_576, 64, 1),
+    (16_384, 1_024, 1),
+];
+
+impl Ctx<'_> {
+    pub(super) fn lanes_cases(&mut self) -> Result<(), CliError> {
+        let sum = Sum::<f32>::new();
+        for (rows, cols, axis) in SUM_SHAPES {
+            let lanes = Lanes::axis(&[rows, cols], axis)?;
+            let label = format!("({rows} x {cols}) axis {axis}");
+            self.lanes_case(&sum, &lanes, &format!("sum f32 {label}"), |i| {
+                ((i % 17) as f32) - 8.0
+            })?;
+        }
+        let affine = Affine::<f32>::new();
+        let lanes = Lanes::rows(12_288, 4_096);
+        self.lanes_case(&affine, &lanes, "affine f32 (12288 x 4096) axis 1", |i| {
+            AffineMap::new(1.0 - (i % 7) as f32 * 1e-3, (i % 13) as f32)
+        })?;
+        self.reverse_case()
+    }
+
+    /// One inclusive scan of every lane of `lanes`, beside a copy of the same bytes.
+    fn lanes_case<M: Monoid>(
+        &mut self,
+        m: &M,
+        lanes: &Lanes,
+        label: &str,
+        gen: impl Fn(u64) -> M::Elem,
+    ) -> Result<(), CliError> {
+        let n = lanes.elements();
+        let size = std::mem::size_of::<M::Elem>();
+        let xs: Vec<M::Elem> = (0..n as u64).map(gen).collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&xs)?;
+        let mut out = s.clone_htod(&xs)?;
+        drop(xs);
+        let copy = self.timer.copy(n * size)?.median_ms();
+        let scanner = self.gpu.scanner(m);
+        let how = LaneScan::inclusive();
+        let t = self
+            .timer
+            .time(|| scanner.scan_lanes(&input, &mut out, lanes, &how))?;
+        self.rows.push(Row {
+            case: "lanes",
+            algorithm: label.to_string(),
+            n: n as u64,
+            bytes: (2 * n * size) as u64,
+            ms: t.median_ms(),
+            baseline_ms: copy,
+            baseline: "copy",
+        });
+        self.progress.step(&format!("lanes {label}"));
+        Ok(())
+    }
+
+    /// Sum i32 over 2^28 elements (or the largest size asked for), forward then reverse.
+    fn reverse_case(&mut self) -> Result<(), CliError> {
+        let l = super::bench::log2_sizes(self.args, 4)
+            .last()
+            .copied()
+            .unwrap_or(28);
+        let n = 1usize << l;
+        let xs: Vec<i32> = (0..n as u64).map(|i| (i % 1000) as i32 - 500).collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&xs)?;
+        let mut out = s.clone_htod(&xs)?;
+        drop(xs);
+        let copy = self.timer.copy(n * 4)?.median_ms();
+        let sum = Sum::<i32>::new();
+        let scanner = self.gpu.scanner(&sum);
+        let lanes = Lanes::rows(1, n);
+        for (name, how) in [
+            ("forward", LaneScan::inclusive()),
+            ("reverse", LaneScan::inclusive().reverse()),
+        ] {
+            let t = self
+                .timer
+                .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
+            self.rows.push(Row {
+                case: "lanes",
+                algorithm: format!("sum i32 1-D {name}"),
+                n: n as u64,
+                bytes: (8 * n) as u64,
+                ms: t.median_ms(),
+                baseline_ms: copy,
+                baseline: "copy",
+            });
+            self.progress.step(&format!("lanes 1-D {name}"));
+        }
+        Ok(())
+    }
+}

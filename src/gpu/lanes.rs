@@ -1,0 +1,154 @@
+//! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by the
+//! row-scan kernel (one single-pass scan of the segmented lifting, with each row's start
+//! computed from its position); any other layout is gathered into contiguous rows, scanned,
+//! and scattered back.
+
+use super::kernels::OpKernels;
+use super::launch::{self, DevSlice, RowScan};
+use crate::codegen::KernelSet;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::lanes::{Inits, LaneScan, Lanes};
+use crate::monoid::Monoid;
+use crate::ops::{Flagged, Reversed, Segmented};
+use crate::tuning::Purpose;
+use cudarc::driver::CudaSlice;
+
+/// Scans the lanes of `inp` (of `In`: the operator's elements, or its map's input type) into
+/// `out` (the same layout), as `how` says; each lane's total into `totals`.
+pub(super) fn scan<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    lanes: &Lanes,
+    how: &LaneScan<M::Elem>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    lanes.check_buffer(inp.len() as usize, "the input")?;
+    lanes.check_buffer(out.len() as usize, "the output")?;
+    how.check(lanes)?;
+    let count = lanes.count() as u64;
+    let totals = match totals {
+        None => None,
+        Some(t) => Some(t.prefix(count).ok_or_else(|| {
+            Error::invalid(format!(
+                "the totals hold {} elements, one per lane needs {count}",
+                t.len()
+            ))
+        })?),
+    };
+    let gpu = k.gpu;
+    let stream = &gpu.stream;
+    // Per-lane initial values travel to the device; they stay alive until the call is queued.
+    let inits_buf: Option<CudaSlice<M::Elem>> = match &how.init {
+        Some(Inits::Each(v)) => Some(gpu.upload(v)?),
+        _ => None,
+    };
+    let inits = inits_buf.as_ref().map(|b| launch::input(b, stream));
+    let inits = inits.as_ref().map(|(s, _)| *s);
+    if lanes.elements() == 0 {
+        // Empty lanes: each total is its initial value (or the identity).
+        if let Some(t) = totals.filter(|t| t.len() > 0) {
+            match (&how.init, inits) {
+                (Some(Inits::Each(_)), Some(from)) => {
+                    let copies = k.kernels(KernelSet::LanesCopy)?;
+                    let plain = Lanes::rows(1, t.len() as usize);
+                    // SAFETY: the lane-copy module of this operator copies its elements.
+                    unsafe { launch::copy_lanes(stream, &copies, false, false, from, t, &plain) }?;
+                }
+                (Some(Inits::Same(v)), _) => k.fill(KernelSet::LanesCopy, t, *v)?,
+                _ => k.fill(KernelSet::LanesCopy, t, k.m.identity())?,
+            }
+        }
+        return Ok(());
+    }
+    if lanes.is_rows() {
+        let n = lanes.elements() as u64;
+        return rows(k, inp, out, n, lanes.len as u64, how, inits, totals);
+    }
+    // Any other layout: through contiguous rows.
+    let n = lanes.elements();
+    let copies = k.kernels(KernelSet::LanesCopy)?;
+    let gathered = launch::alloc_for_writes::<In>(stream, n)?;
+    let scanned = launch::alloc_for_writes::<M::Elem>(stream, n)?;
+    let (g, _g1) = launch::input(&gathered, stream);
+    let (r, _g2) = launch::input(&scanned, stream);
+    // SAFETY: `copies` is the lane-copy module of this operator, with its input map when
+    // `mapped` (whose input type is then `In`; unmapped, `In` is the element type).
+    unsafe { launch::copy_lanes(stream, &copies, k.mapped, false, inp, g, lanes) }?;
+    rows(k, g, r, n as u64, lanes.len as u64, how, inits, totals)?;
+    // SAFETY: as above; scatters copy the operator's elements.
+    unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
+}
+
+/// `rows` contiguous rows of `row` elements (`n` in all): the row-scan kernel of the segmented
+/// lifting of `k`'s operator, or of its opposite monoid for reverse scans.
+#[allow(clippy::too_many_arguments)]
+fn rows<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    n: u64,
+    row: u64,
+    how: &LaneScan<M::Elem>,
+    inits: Option<DevSlice<M::Elem>>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    if how.reverse {
+        let lifted = Segmented::new(Reversed::new(k.m));
+        rows_of(k, &lifted, true, inp, out, n, row, how, inits, totals)
+    } else {
+        let lifted = Segmented::new(k.m);
+        rows_of(k, &lifted, false, inp, out, n, row, how, inits, totals)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
+    k: &OpKernels<M>,
+    lifted: &S,
+    reverse: bool,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    n: u64,
+    row: u64,
+    how: &LaneScan<M::Elem>,
+    inits: Option<DevSlice<M::Elem>>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    let mut sk = OpKernels::new(k.gpu, lifted);
+    if let Some(map) = &k.op.input {
+        sk = sk.with_input((**map).clone());
+    }
+    let shape = sk.shape(Purpose::SinglePass)?;
+    let kernel = sk.kernels(KernelSet::RowScan { shape, reverse })?;
+    let tiles = n.div_ceil(shape.tile());
+    if tiles > u64::from(u32::MAX) {
+        return Err(Error::invalid(format!(
+            "{n} elements need {tiles} tiles; a batched scan handles at most 2^32 - 1"
+        )));
+    }
+    let stream = &k.gpu.stream;
+    let mut scratch = k.gpu.lock_scratch();
+    let lookback = scratch.lookback::<Flagged<M::Elem>>(stream, shape.layout, tiles)?;
+    let (init, has_init) = match &how.init {
+        Some(Inits::Same(v)) => (*v, true),
+        _ => (k.m.identity(), false),
+    };
+    let args = RowScan {
+        inp,
+        out,
+        n,
+        row,
+        lookback,
+        exclusive: how.init.is_some(),
+        inits,
+        init,
+        has_init,
+        totals,
+    };
+    // SAFETY: `kernel` is the row-scan module of the segmented lifting of this operator (its
+    // elements are Flagged<M::Elem>, its values M::Elem), with this operator's input map from
+    // `In` when `mapped`.
+    unsafe { launch::row_scan(stream, &kernel, k.mapped, &args) }
+}

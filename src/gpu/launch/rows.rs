@@ -1,0 +1,182 @@
+//! Launches of the batched-scan kernels: the row scan, and the lane copies between a strided
+//! layout and contiguous rows.
+
+use super::{addr, config, holds, tiles32, DevSlice, LookbackState};
+use crate::codegen::{Entry, KernelSet};
+use crate::error::{Error, Result};
+use crate::gpu::module::Loaded;
+use crate::lanes::Lanes;
+use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
+
+/// Arguments of `row_scan`: `n / row` rows of `row` values of `V` (the segmented lifting's
+/// value type), whose look-back runs over the lifting's elements `E`.
+pub(crate) struct RowScan<In, V, E> {
+    /// Input (n elements of the input type).
+    pub inp: DevSlice<In>,
+    /// Output (n values; may be the input when `In` is `V`).
+    pub out: DevSlice<V>,
+    /// Elements: a whole number of rows.
+    pub n: u64,
+    /// Elements per row (at least 1).
+    pub row: u64,
+    /// The look-back state.
+    pub lookback: LookbackState<E>,
+    /// Exclusive scans (else inclusive).
+    pub exclusive: bool,
+    /// One initial value per row, in memory order.
+    pub inits: Option<DevSlice<V>>,
+    /// The initial value of every row when `has_init` and there are no `inits`.
+    pub init: V,
+    /// Whether `init` applies.
+    pub has_init: bool,
+    /// One total per row, in memory order.
+    pub totals: Option<DevSlice<V>>,
+}
+
+/// `row_scan` of a [`KernelSet::RowScan`] module, one block per tile; through the input map
+/// when `mapped`.
+///
+/// # Safety
+/// `k` is such a module rendered for the segmented lifting whose elements are `E` (with
+/// values `V`), and (when `mapped`) for an input map from `In` to `V`; unmapped, `In` is `V`.
+pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    a: &RowScan<In, V, E>,
+) -> Result<()> {
+    let KernelSet::RowScan { shape, .. } = k.set() else {
+        return Err(Error::invalid("internal: row_scan needs a row-scan module"));
+    };
+    let f = k.function(Entry::RowScan, mapped)?;
+    if a.row == 0 || a.n % a.row != 0 {
+        return Err(Error::invalid(format!(
+            "internal: {} elements are not whole rows of {}",
+            a.n, a.row
+        )));
+    }
+    let rows = a.n / a.row;
+    let tiles = a.n.div_ceil(shape.tile());
+    let tiles32 = tiles32(tiles)?;
+    holds("the input", &a.inp, a.n)?;
+    holds("the output", &a.out, a.n)?;
+    if let Some(i) = &a.inits {
+        holds("the initial values", i, rows)?;
+    }
+    if let Some(t) = &a.totals {
+        holds("the totals", t, rows)?;
+    }
+    a.lookback
+        .check(tiles, shape.layout, std::mem::size_of::<E>())?;
+    let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
+    let (aggs, incls) = a.lookback.values();
+    let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
+    let (inits, totals) = (addr(a.inits), addr(a.totals));
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
+    // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
+    // exclusive, const ms_val* inits, ms_val init, int has_init, ms_val* totals)` with in_t =
+    // In, ms_val = V and ms_elem = E (the caller's obligation); in and out hold n elements, the
+    // state one slot per tile (and aggs/incls for the separate layout), the counter 16 words,
+    // inits and totals (when set) one value per row: all checked above. The grid is exactly
+    // `tiles` blocks, so every tile number the counter hands out is in range; `row` divides n.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&i)
+            .arg(&o)
+            .arg(&a.n)
+            .arg(&a.row)
+            .arg(&tiles32)
+            .arg(&st)
+            .arg(&aggs)
+            .arg(&incls)
+            .arg(&counter)
+            .arg(&epoch)
+            .arg(&excl)
+            .arg(&inits)
+            .arg(&a.init)
+            .arg(&has)
+            .arg(&totals)
+            .launch(config(tiles, shape.block, 0))
+    }?;
+    Ok(())
+}
+
+/// A layout of lanes as the copy kernels take it (`ms_lanes` in `templates/lanes_copy.cu`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LanesArg {
+    outer: u64,
+    len: u64,
+    inner: u64,
+    outer_stride: u64,
+    stride: u64,
+    inner_stride: u64,
+}
+
+// SAFETY: `#[repr(C)]`, six u64 in the order of `struct ms_lanes { ms_u64 outer, len, inner,
+// outer_stride, stride, inner_stride; }` (48 bytes, 8-byte aligned on both sides).
+unsafe impl DeviceRepr for LanesArg {}
+
+impl LanesArg {
+    fn of(l: &Lanes) -> Self {
+        LanesArg {
+            outer: l.outer as u64,
+            len: l.len as u64,
+            inner: l.inner as u64,
+            outer_stride: l.outer_stride as u64,
+            stride: l.stride as u64,
+            inner_stride: l.inner_stride as u64,
+        }
+    }
+}
+
+/// `gather` (or `scatter`, when `back`) of a [`KernelSet::LanesCopy`] module: every element of
+/// the lanes of `strided` to (from) `rows`, lane after lane; through the map's input type when
+/// `mapped` (gathers only).
+///
+/// # Safety
+/// `k` is such a module rendered for an operator whose elements are `T`, or (when `mapped`)
+/// with an input map from `T`.
+pub(crate) unsafe fn copy_lanes<T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    back: bool,
+    strided: DevSlice<T>,
+    rows: DevSlice<T>,
+    lanes: &Lanes,
+) -> Result<()> {
+    lanes.validate()?;
+    let f = if back {
+        k.function(Entry::Scatter, false)?
+    } else {
+        k.function(Entry::Gather, mapped)?
+    };
+    let count = lanes.elements() as u64;
+    holds("the strided buffer", &strided, lanes.span() as u64)?;
+    holds("the rows", &rows, count)?;
+    if count == 0 {
+        return Ok(());
+    }
+    let (from, to) = if back {
+        (rows.addr(), strided.addr())
+    } else {
+        (strided.addr(), rows.addr())
+    };
+    let l = LanesArg::of(lanes);
+    let blocks = count.div_ceil(256).min(1 << 16);
+    // SAFETY: kernel `(const T* from, T* to, ms_u64 count, ms_lanes l)` with T the module's
+    // element (or map input) type (the caller's obligation); the lanes are valid and
+    // non-overlapping, the strided buffer holds their span and the rows `count` elements
+    // (checked above); the kernel strides over `count`.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&from)
+            .arg(&to)
+            .arg(&count)
+            .arg(&l)
+            .launch(config(blocks, 256, 0))
+    }?;
+    Ok(())
+}

@@ -1,0 +1,385 @@
+//! Batched scans (`monoscan::lanes`) on every backend: rows of many lengths (0, 1, warp and
+//! block boundaries, a million rows), one long row, every axis of 3-D tensors, strided views,
+//! exclusive scans from one or per-lane initial values, reverse scans, CSR rows, fused input
+//! maps. Each result is compared with the definitions folded directly here (exactly: the
+//! operators are exact, two of them not commutative).
+
+mod common;
+
+use common::gpu::{gpu, Rng};
+use monoscan::cpu::{Parallel, Sequential};
+use monoscan::lanes::{Inits, LaneScan, Lanes};
+use monoscan::ops::{Flagged, Mat2, MatMulMod, Segmented, Sum};
+use monoscan::{Backend, Map, Monoid};
+use std::fmt::Debug;
+
+/// The definitions, folded directly: prefixes left to right, suffixes right to left (each
+/// combine in sequence order), the initial value on the left of forward prefixes and on the
+/// right of reverse ones.
+fn expected<M: Monoid>(
+    m: &M,
+    lanes: &Lanes,
+    data: &[M::Elem],
+    how: &LaneScan<M::Elem>,
+) -> (Vec<M::Elem>, Vec<M::Elem>) {
+    let mut out = data.to_vec();
+    let mut totals = Vec::new();
+    for lane in 0..lanes.count() {
+        let xs: Vec<M::Elem> = (0..lanes.len)
+            .map(|k| data[lanes.offset(lane, k)])
+            .collect();
+        let init = how.init.as_ref().map(|i| match i {
+            Inits::Same(v) => *v,
+            Inits::Each(v) => v[lane],
+        });
+        let n = xs.len();
+        // fold[k] = x0 ⊕ ... ⊕ x(k-1) (forward) or xk ⊕ ... ⊕ x(n-1) (reverse), from e.
+        let mut fold = vec![m.identity(); n + 1];
+        if how.reverse {
+            for k in (0..n).rev() {
+                fold[k] = m.combine(&xs[k], &fold[k + 1]);
+            }
+        } else {
+            for k in 0..n {
+                fold[k + 1] = m.combine(&fold[k], &xs[k]);
+            }
+        }
+        for k in 0..n {
+            let y = match (how.reverse, init) {
+                (false, None) => fold[k + 1],
+                (false, Some(i)) => m.combine(&i, &fold[k]),
+                (true, None) => fold[k],
+                (true, Some(i)) => m.combine(&fold[k + 1], &i),
+            };
+            out[lanes.offset(lane, k)] = y;
+        }
+        let all = if how.reverse { fold[0] } else { fold[n] };
+        totals.push(match (how.reverse, init) {
+            (_, None) => all,
+            (false, Some(i)) => m.combine(&i, &all),
+            (true, Some(i)) => m.combine(&all, &i),
+        });
+    }
+    (out, totals)
+}
+
+fn check<B, M>(b: &B, m: &M, lanes: &Lanes, data: &[M::Elem], how: &LaneScan<M::Elem>, what: &str)
+where
+    B: Backend,
+    M: Monoid,
+    M::Elem: Debug + PartialEq,
+{
+    let (want, want_totals) = expected(m, lanes, data, how);
+    let mut got = data.to_vec();
+    let totals = b.scan_lanes(m, lanes, &mut got, how).unwrap();
+    let at = got.iter().zip(&want).position(|(g, w)| g != w);
+    assert!(
+        at.is_none(),
+        "{}: {what} {lanes:?} {how:?}: element {} is {:?}, want {:?}",
+        b.describe(),
+        at.unwrap_or(0),
+        got[at.unwrap_or(0)],
+        want[at.unwrap_or(0)]
+    );
+    assert_eq!(totals, want_totals, "{}: {what}: totals", b.describe());
+    let reduced = b.reduce_lanes(m, lanes, data).unwrap();
+    let folds = expected(m, lanes, data, &LaneScan::inclusive()).1;
+    assert_eq!(reduced, folds, "{}: {what}: reduce_lanes", b.describe());
+}
+
+/// The layouts every backend runs: rows of boundary lengths, a long row, every axis of two
+/// 3-D tensors, and strided views (a transposed matrix, every other column).
+fn layouts(block: usize) -> Vec<(Lanes, usize)> {
+    let mut out = Vec::new();
+    for (rows, len) in [
+        (3, 0),
+        (0, 5),
+        (1, 1),
+        (7, 1),
+        (5, 31),
+        (4, 32),
+        (3, 33),
+        (2, block - 1),
+        (2, block),
+        (2, block + 1),
+        (1, 5 * block + 3),
+        (1000, 3),
+        (3, 2000),
+    ] {
+        out.push((Lanes::rows(rows, len), rows * len));
+    }
+    for shape in [[3usize, 4, 5], [2, 33, 7]] {
+        for axis in 0..3 {
+            out.push((Lanes::axis(&shape, axis).unwrap(), shape.iter().product()));
+        }
+    }
+    // The rows of a transposed 6 x 9 matrix (column-major storage).
+    out.push((Lanes::strided(&[9, 6], &[1, 9], 1).unwrap(), 54));
+    // Every other column of a 10 x 8 matrix, scanned down: 4 lanes of stride 8.
+    out.push((
+        Lanes {
+            outer: 1,
+            len: 10,
+            inner: 4,
+            outer_stride: 0,
+            stride: 8,
+            inner_stride: 2,
+        },
+        80,
+    ));
+    out
+}
+
+fn scans<T: Copy>(lanes: &Lanes, init: T, each: impl Fn(usize) -> T) -> Vec<LaneScan<T>> {
+    let inits: Vec<T> = (0..lanes.count()).map(each).collect();
+    vec![
+        LaneScan::inclusive(),
+        LaneScan::exclusive(init),
+        LaneScan::exclusive_each(inits.clone()),
+        LaneScan::inclusive().reverse(),
+        LaneScan::exclusive(init).reverse(),
+        LaneScan::exclusive_each(inits).reverse(),
+    ]
+}
+
+/// Every layout and scan under a sum of i64, the 2x2 matrix product mod p (not commutative)
+/// and a segmented sum (not commutative, elements of 16 bytes).
+fn every_cell<B: Backend>(b: &B, block: usize) {
+    let mut rng = Rng::new(41);
+    let sum = Sum::<i64>::new();
+    let mat = MatMulMod::default();
+    let seg = Segmented::new(Sum::<i64>::new());
+    for (lanes, span) in layouts(block) {
+        let ints: Vec<i64> = (0..span).map(|_| rng.below(1000) as i64 - 500).collect();
+        for how in scans(&lanes, 7, |l| l as i64 * 3 - 1) {
+            check(b, &sum, &lanes, &ints, &how, "sum i64");
+        }
+        let p = 1_000_003u64;
+        let mats: Vec<Mat2> = (0..span)
+            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+            .collect();
+        let m0 = Mat2::new([1, 2, 3, 4]);
+        for how in scans(&lanes, m0, |l| Mat2::new([l as u32, 1, 0, 1])) {
+            check(b, &mat, &lanes, &mats, &how, "matmul mod p");
+        }
+        let flagged: Vec<Flagged<i64>> = (0..span)
+            .map(|_| Flagged::new(rng.below(100) as i64, rng.below(5) == 0))
+            .collect();
+        for how in scans(&lanes, Flagged::tail(1), |l| {
+            Flagged::new(l as i64, l % 2 == 0)
+        }) {
+            check(b, &seg, &lanes, &flagged, &how, "segmented sum");
+        }
+    }
+}
+
+#[test]
+fn sequential_backend() {
+    every_cell(&Sequential, 256);
+}
+
+#[test]
+fn parallel_backend() {
+    for b in [
+        Parallel::default(),
+        Parallel::with_min_chunk(1),
+        Parallel::with_min_chunk(7),
+    ] {
+        every_cell(&b, 256);
+    }
+}
+
+#[test]
+fn gpu_backend() {
+    let Some(g) = gpu() else { return };
+    every_cell(g, 256);
+}
+
+/// A million short rows and one long row of 10^7, forwards and backwards, on the GPU against
+/// the parallel CPU backend (itself checked above against the definitions).
+#[test]
+fn gpu_large_layouts_agree_with_the_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(5);
+    let sum = Sum::<i32>::new();
+    for lanes in [
+        Lanes::rows(1 << 20, 3),
+        Lanes::rows(1, 10_000_019),
+        Lanes::rows(64, 152_064),
+        Lanes::axis(&[524_288, 32], 0).unwrap(),
+    ] {
+        let xs: Vec<i32> = (0..lanes.span())
+            .map(|_| rng.below(2001) as i32 - 1000)
+            .collect();
+        for how in [
+            LaneScan::inclusive(),
+            LaneScan::exclusive(3).reverse(),
+            LaneScan::exclusive_each((0..lanes.count() as i32).collect()),
+        ] {
+            let (mut got, mut want) = (xs.clone(), xs.clone());
+            let t = g.scan_lanes(&sum, &lanes, &mut got, &how).unwrap();
+            let w = Parallel::default()
+                .scan_lanes(&sum, &lanes, &mut want, &how)
+                .unwrap();
+            assert!(got == want, "{lanes:?} {:?}", how.reverse);
+            assert_eq!(t, w, "{lanes:?}: totals");
+        }
+    }
+}
+
+/// Fused input maps: u8 flags counted per row, on every backend.
+#[test]
+fn maps_are_fused_on_every_backend() {
+    let keep = Map::new("widen_u8", "(int)x", |x: &u8| i32::from(*x));
+    let sum = Sum::<i32>::new();
+    let mut rng = Rng::new(9);
+    let lanes = Lanes::rows(37, 129);
+    let flags: Vec<u8> = (0..lanes.span()).map(|_| rng.below(2) as u8).collect();
+    let mapped: Vec<i32> = flags.iter().map(|f| i32::from(*f)).collect();
+    let how = LaneScan::exclusive(0).reverse();
+    let (want, want_totals) = expected(&sum, &lanes, &mapped, &how);
+    let run = |b: &dyn Fn(&mut Vec<i32>) -> Vec<i32>, who: &str| {
+        let mut out = vec![0; lanes.span()];
+        let totals = b(&mut out);
+        assert_eq!(out, want, "{who}");
+        assert_eq!(totals, want_totals, "{who}: totals");
+    };
+    run(
+        &|out| {
+            Sequential
+                .map_scan_lanes(&sum, &keep, &lanes, &flags, out, &how)
+                .unwrap()
+        },
+        "sequential",
+    );
+    run(
+        &|out| {
+            Parallel::default()
+                .map_scan_lanes(&sum, &keep, &lanes, &flags, out, &how)
+                .unwrap()
+        },
+        "parallel",
+    );
+    if let Some(g) = gpu() {
+        run(
+            &|out| {
+                g.map_scan_lanes(&sum, &keep, &lanes, &flags, out, &how)
+                    .unwrap()
+            },
+            "gpu",
+        );
+        // Through a strided layout too (gathered on the device).
+        let cols = Lanes::axis(&[129, 37], 0).unwrap();
+        let (want, want_totals) = expected(&sum, &cols, &mapped, &how);
+        let mut out = vec![0; cols.span()];
+        let t = g
+            .map_scan_lanes(&sum, &keep, &cols, &flags, &mut out, &how)
+            .unwrap();
+        assert_eq!((out, t), (want, want_totals), "gpu, columns");
+    }
+}
+
+/// Variable-length rows given by offsets, every backend.
+#[test]
+fn csr_rows_on_every_backend() {
+    let mat = MatMulMod::default();
+    let mut rng = Rng::new(17);
+    let mut offsets = vec![0usize];
+    for _ in 0..200 {
+        let len = [0, 1, 2, 31, 32, 33, 300][rng.below(7) as usize];
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    let n = *offsets.last().unwrap();
+    let xs: Vec<Mat2> = (0..n)
+        .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(1000) as u32)))
+        .collect();
+    let inits: Vec<Mat2> = (0..200).map(|r| Mat2::new([1, r as u32, 0, 1])).collect();
+    for how in [
+        LaneScan::inclusive(),
+        LaneScan::exclusive_each(inits.clone()),
+        LaneScan::exclusive_each(inits.clone()).reverse(),
+    ] {
+        // The definitions, row by row, through the lanes reference of one row each.
+        let mut want = xs.clone();
+        let mut want_totals = Vec::new();
+        for r in 0..200 {
+            let row = &xs[offsets[r]..offsets[r + 1]];
+            let one = Lanes::rows(1, row.len());
+            let per = LaneScan {
+                init: how.init.as_ref().map(|_| Inits::Same(inits[r])),
+                reverse: how.reverse,
+            };
+            let (ys, t) = expected(&mat, &one, row, &per);
+            want[offsets[r]..offsets[r + 1]].copy_from_slice(&ys);
+            want_totals.push(t[0]);
+        }
+        let check = |b: &dyn Fn(&mut Vec<Mat2>) -> Vec<Mat2>, who: &str| {
+            let mut got = xs.clone();
+            let t = b(&mut got);
+            assert_eq!(got, want, "{who}");
+            assert_eq!(t, want_totals, "{who}: totals");
+        };
+        check(
+            &|d| Sequential.scan_segments(&mat, &offsets, d, &how).unwrap(),
+            "sequential",
+        );
+        check(
+            &|d| {
+                Parallel::default()
+                    .scan_segments(&mat, &offsets, d, &how)
+                    .unwrap()
+            },
+            "parallel",
+        );
+        if let Some(g) = gpu() {
+            check(
+                &|d| g.scan_segments(&mat, &offsets, d, &how).unwrap(),
+                "gpu",
+            );
+        }
+    }
+    let mut d = xs.clone();
+    assert!(Sequential
+        .scan_segments(&mat, &[0, 5, 3, n], &mut d, &LaneScan::inclusive())
+        .is_err());
+}
+
+/// Bad layouts and arguments are errors on every backend, never panics.
+#[test]
+fn bad_layouts_are_errors() {
+    let sum = Sum::<i32>::new();
+    let mut xs = vec![0; 10];
+    let too_long = Lanes::rows(3, 4);
+    let overlapping = Lanes {
+        outer: 2,
+        len: 4,
+        inner: 1,
+        outer_stride: 2,
+        stride: 1,
+        inner_stride: 1,
+    };
+    let wrong_inits = LaneScan::exclusive_each(vec![0; 2]);
+    assert!(Sequential
+        .scan_lanes(&sum, &too_long, &mut xs, &LaneScan::inclusive())
+        .is_err());
+    assert!(Sequential
+        .scan_lanes(&sum, &overlapping, &mut xs, &LaneScan::inclusive())
+        .is_err());
+    assert!(Sequential
+        .scan_lanes(&sum, &Lanes::rows(5, 2), &mut xs, &wrong_inits)
+        .is_err());
+    let p = Parallel::default();
+    assert!(p
+        .scan_lanes(&sum, &too_long, &mut xs, &LaneScan::inclusive())
+        .is_err());
+    assert!(p.reduce_lanes(&sum, &overlapping, &xs).is_err());
+    if let Some(g) = gpu() {
+        assert!(g
+            .scan_lanes(&sum, &too_long, &mut xs, &LaneScan::inclusive())
+            .is_err());
+        assert!(g
+            .scan_lanes(&sum, &Lanes::rows(5, 2), &mut xs, &wrong_inits)
+            .is_err());
+    }
+    assert!(Lanes::axis(&[usize::MAX, 3], 0).is_err());
+}
