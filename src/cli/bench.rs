@@ -372,6 +372,19 @@ fn wanted(args: &BenchArgs, case: &str) -> bool {
     args.cases.is_empty() || args.cases.iter().any(|c| c == case)
 }
 
+/// Why `bench` cannot run: it times kernels, so unlike `run` it has no CPU fallback to suggest.
+fn no_gpu(e: monoscan::Error) -> CliError {
+    let why = match &e {
+        monoscan::Error::NoDriver { detail } => detail
+            .clone()
+            .unwrap_or_else(|| "libcuda.so could not be loaded".into()),
+        _ => e.to_string(),
+    };
+    CliError::Runtime(format!(
+        "monoscan bench times GPU kernels and needs a GPU: {why}. On the CPU, `monoscan run --backend cpu` runs the exercise"
+    ))
+}
+
 /// Runs `monoscan bench`.
 pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     if args.min_log2 > args.max_log2 || args.max_log2 > 30 {
@@ -399,7 +412,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     let tuning = args.tuning.tuning()?;
     let gpu = Gpu::new(0)
         .and_then(|g| g.with_tuning(tuning))
-        .map_err(|e| CliError::Runtime(format!("monoscan bench measures a GPU: {e}")))?;
+        .map_err(no_gpu)?;
     let timer = Timer::new(&gpu)
         .reps(args.reps)
         .hold_us(args.hold_us)

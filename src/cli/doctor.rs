@@ -8,8 +8,8 @@ fn line(ok: bool, what: &str, detail: &str) -> String {
     format!("[{}] {what}: {detail}\n", if ok { " ok " } else { "FAIL" })
 }
 
-/// Runs `monoscan doctor`. Exits 0 even when checks fail (the report is the result); the CPU
-/// backend always works.
+/// Runs `monoscan doctor`: prints every check, then fails (exit status 1) when any check
+/// failed, so that a script can test for a usable GPU. The CPU backend works either way.
 pub fn doctor() -> Result<(), CliError> {
     let mut out = String::new();
     // Driver.
@@ -133,5 +133,12 @@ pub fn doctor() -> Result<(), CliError> {
             out += &line(writable, "kernel cache", &detail);
         }
     }
-    write_stdout(&out)
+    let failed = out.lines().filter(|l| l.starts_with("[FAIL]")).count();
+    write_stdout(&out)?;
+    if failed > 0 {
+        return Err(CliError::Runtime(format!(
+            "{failed} check(s) failed: the GPU path is not usable here (`monoscan run --backend cpu` works without it)"
+        )));
+    }
+    Ok(())
 }

@@ -40,8 +40,8 @@ pub struct EmitArgs {
     /// Which kernels.
     #[arg(long = "algo", value_enum, default_value = "single-pass")]
     pub algo: Kernels,
-    /// Compute capability the tile shapes are chosen for (90 for sm_90).
-    #[arg(long, default_value_t = 90)]
+    /// Compute capability the tile shapes are chosen for (90 for sm_90; 50 to 199).
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u32).range(50..=199))]
     pub arch: u32,
     /// Print the instrumented variant that counts combines (what `monoscan lab` runs).
     #[arg(long)]
