@@ -2,10 +2,12 @@
 //!
 //! Any associative operator, turned into GPU reduce and scan (prefix-sum) kernels.
 //!
-//! Describe a monoid once: its element type, identity and combine as Rust (the host semantics,
-//! the ground truth of every test) and the same combine as a CUDA C++ snippet. monoscan renders
-//! specialised kernels from templates, compiles them at run time with NVRTC, caches them in
-//! memory and on disk, and launches them. The CPU backends ([`cpu::Sequential`],
+//! Describe a monoid once, in Rust: its element type, identity and combine (the host semantics,
+//! the ground truth of every test). [`operator`] (`#[monoscan::operator]`) writes the CUDA form
+//! from that Rust, with Rust's semantics ([`guide::operators`]); a hand-written CUDA snippet
+//! ([`CudaOp`]) remains possible for what needs CUDA intrinsics. monoscan renders specialised
+//! kernels from templates, compiles them at run time with NVRTC, caches them in memory and on
+//! disk, and launches them. The CPU backends ([`cpu::Sequential`],
 //! [`cpu::Parallel`]) give the same results without a GPU. Nothing assumes commutativity:
 //! `combine(a, b)` always means "`a` comes before `b`".
 //!
@@ -43,6 +45,7 @@
 //! | the same on device buffers, no host round trip | [`Gpu::scanner`]: [`Scanner::inclusive`], [`Scanner::exclusive_with_total`], [`Scanner::reduce`] |
 //! | checking that `op` is associative and `e` its identity | [`laws::check`] |
 //! | checking that the CUDA snippet computes what the Rust does | [`verify::verify`] |
+//! | all of the checks at once, as far as the machine allows | [`check()`] (and `monoscan check`) |
 //!
 //! ## Where things are
 //!
@@ -50,7 +53,8 @@
 //!   [`Map`]; built-in operators in [`ops`].
 //! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`] and [`Gpu`];
 //!   [`Scanner`] for device buffers; [`Algorithm`] picks the GPU strategy.
-//! - Checks: [`laws`] (the monoid laws, with proptest) and [`verify`] (host against device).
+//! - Checks: [`laws`] (the monoid laws, with proptest), [`verify`] (host against device) and
+//!   [`check()`](fn@check) (both, and every kernel set compiled, in one call).
 //! - Workloads built on scans: [`workloads`] (segmented scans, allocation, polynomials,
 //!   linear recurrences); several GPUs: [`multi`].
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
@@ -68,6 +72,7 @@ mod approx;
 mod backend;
 pub mod bench;
 pub mod cache;
+pub mod check;
 pub mod codegen;
 pub mod cpu;
 mod dylib;
@@ -76,11 +81,14 @@ mod error;
 mod gpu;
 pub mod jit;
 pub mod laws;
+pub mod layout;
 pub mod literal;
 mod map;
 mod monoid;
 pub mod multi;
 pub mod ops;
+#[doc(hidden)]
+pub mod translate;
 pub mod tuning;
 pub mod verify;
 pub mod workloads;
@@ -88,16 +96,23 @@ pub mod workloads;
 pub use algorithm::Algorithm;
 pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
-pub use cudarc::driver::DeviceRepr;
+pub use check::check;
+pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 pub use element::Element;
-pub use error::{CompileFailure, Error, Memory, Result};
+pub use error::{CompileFailure, Error, LayoutFigure, LayoutMismatch, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
-pub use monoscan_derive::Element;
+pub use monoscan_derive::{device, operator, Element};
+
+/// Guides from the repository's `docs/` folder whose examples run as tests.
+pub mod guide {
+    #[doc = include_str!("../docs/operators.md")]
+    pub mod operators {}
+}
 
 /// What `#[derive(Element)]` expands to; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::element::{guarded_definition, ident_fragment};
+    pub use crate::element::{guarded_definition, ident_fragment, CudaInit};
 }
