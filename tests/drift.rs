@@ -175,6 +175,22 @@ fn a_wrong_cuda_name_is_nvrtcs_error_not_a_layout_one() {
     }
 }
 
+#[test]
+fn a_snippets_own_assertion_is_not_a_layout_error() {
+    if !nvrtc() {
+        return;
+    }
+    // The message reads like a layout check, but the assertion is the snippet's: it is
+    // reported as NVRTC's error, blamed on the snippet.
+    let op = CudaOp::new::<i32>("asserts").identity("0").combine_body(
+        "static_assert(sizeof(int) == 3, \"monoscan layout: int: size differs from Rust's 3\");\n\
+             return a + b;",
+    );
+    let f = compile_error(&op);
+    assert!(f.log.contains("static assertion failed"), "{}", f.log);
+    assert_eq!(f.snippet.as_deref(), Some("`combine`, line 1"), "{f}");
+}
+
 fn compile_error(op: &CudaOp) -> Box<monoscan::CompileFailure> {
     match compile_check(op) {
         Err(Error::Compile(f)) => f,
@@ -305,7 +321,7 @@ impl Monoid for AddCountsByHand {
     fn cuda(&self) -> CudaOp {
         CudaOp::new::<Counts>("counts_by_hand")
             .identity("Counts{0u, 0u}")
-            .combine_expr("Counts{a.kept + b.kept, a.seen + a.seen}")
+            .combine_expr("Counts{a.kept + b.kept, a.seen + b.seen}")
     }
 }
 

@@ -231,13 +231,17 @@ fn compile_error(
     log: String,
 ) -> Error {
     let errors = errors(&log);
-    // A layout error is a log whose every error is a failed layout check; anything else (an
-    // undefined type, a snippet's syntax) is a compile error, with NVRTC's log whole.
-    let is_check = |m: &str| {
-        m.strip_prefix("static assertion failed with \"")
-            .is_some_and(|m| m.starts_with(layout::MESSAGE))
+    // A layout error is a log whose every error is one of the generated layout checks (its
+    // exact message, outside the operator's snippets); anything else (an undefined type, a
+    // snippet's syntax, a snippet's own `static_assert`) is a compile error, with NVRTC's log
+    // whole.
+    let is_check = |line: usize, m: &str| {
+        !rendered.in_snippet(line)
+            && m.strip_prefix("static assertion failed with \"")
+                .and_then(|m| m.strip_suffix('"'))
+                .is_some_and(|m| rendered.layout.iter().any(|f| f.message() == m))
     };
-    if !errors.is_empty() && errors.iter().all(|(_, m)| is_check(m)) {
+    if !errors.is_empty() && errors.iter().all(|(line, m)| is_check(*line, m)) {
         let cc = match target {
             Target::Cubin(cc) | Target::Ptx(cc) => cc,
         };
