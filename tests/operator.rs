@@ -187,7 +187,7 @@ impl Monoid for IntMix {
                 | (a.z.count_ones() + b.z.leading_zeros() + b.z.trailing_zeros()),
             w: (a.w.wrapping_mul(b.w) / ((b.w & 255) + 1)).wrapping_sub(a.w % 1_000_000_007),
             lanes: [
-                a.lanes[0].max(b.lanes[0]),
+                a.lanes[0].max(b.lanes[(b.flag & 3) as usize]),
                 a.lanes[1].wrapping_add(b.lanes[1]),
                 a.lanes[2].abs_diff(b.lanes[2]),
                 (a.lanes[3] as u32 + b.flag as u32) as u8,

@@ -311,11 +311,21 @@ impl<'a> Lowerer<'a> {
                 let Ty::Array(inner, n) = &b.ty else {
                     return Err(format!("indexing a value of type {}", b.ty.describe()));
                 };
+                if *n == 0 {
+                    return Err("indexing an empty array".into());
+                }
+                // A literal index in range is used as it is; any other is checked, as Rust
+                // checks it (where Rust panics, the device reads the last element rather than
+                // memory outside the array: `ms_rs_index`).
+                let in_range = matches!(&**index, Expr::Lit(Lit::Int(v)) if *v < *n as u128);
                 let i = self.expr(index, Some(&Ty::usize()))?;
                 if i.ty.primitive().is_none_or(|p| p.is_float()) {
                     return Err(format!("an index of type {}", i.ty.describe()));
                 }
-                let i = self.value(&i)?;
+                let i = match self.value(&i)? {
+                    i if in_range => i,
+                    i => format!("ms_rs_index((unsigned long long)({i}), {n}ull)"),
+                };
                 let inner = (**inner).clone();
                 if let Code::Array(Arr::Place(p)) = &b.code {
                     let s = format!("{p}[{i}]");

@@ -231,6 +231,20 @@ fn constants_are_baked_in_exactly() {
         "{}",
         op.combine
     );
+    // An index known only on the device is kept inside the array; a literal one out of range
+    // never reaches the device unchecked either.
+    let table = Expr::constant(&[3u32, 5, 7], "TABLE");
+    let i = Expr::Cast(Box::new(x()), Ty::usize());
+    let op = translate(0u32, tail(table.clone().index(i)));
+    assert!(
+        op.combine.ends_with(
+            "l_const[ms_rs_index((unsigned long long)(((unsigned long long)(a))), 3ull)];"
+        ),
+        "{}",
+        op.combine
+    );
+    let op = translate(0u32, tail(table.index(Expr::int(3))));
+    assert!(op.combine.contains("ms_rs_index("), "{}", op.combine);
 }
 
 #[test]

@@ -115,6 +115,11 @@ template <class T> __device__ __forceinline__ unsigned int ms_rs_trailing_zeros(
     return sizeof(T) == 8 ? (unsigned int)(__ffsll((long long)(U)x) - 1)
                           : (unsigned int)(__ffs((int)(unsigned int)(U)x) - 1);
 }
+// An index Rust checks (and panics on when it is out of range): out of range, the device
+// reads the array's last element, never memory outside the array.
+__device__ __forceinline__ unsigned long long ms_rs_index(unsigned long long i, unsigned long long n) {
+    return i < n ? i : n - 1ull;
+}
 // Float -> integer `as`: saturating, NaN to 0, as Rust defines it.
 template <class T> __device__ __forceinline__ T ms_rs_ftoi(double x) {
     if (x != x) return (T)0;
