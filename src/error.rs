@@ -69,21 +69,10 @@ pub enum Error {
     #[error("{0}")]
     Compile(Box<CompileFailure>),
 
-    /// The Rust element type and its CUDA declaration disagree in size or alignment.
-    #[error(
-        "layout mismatch for element `{cuda_type}`: Rust says size {rust_size}, align {rust_align}, \
-         but the CUDA declaration differs (NVRTC: {log})"
-    )]
-    Layout {
-        /// The C++ type name.
-        cuda_type: String,
-        /// `size_of` of the Rust type.
-        rust_size: usize,
-        /// `align_of` of the Rust type.
-        rust_align: usize,
-        /// The static_assert lines of the NVRTC log.
-        log: String,
-    },
+    /// A Rust element type and its CUDA declaration disagree: size, alignment, or a field's
+    /// offset or type.
+    #[error("{0}")]
+    Layout(Box<LayoutMismatch>),
 
     /// An allocation failed, on the device or on the host.
     #[error("out of {memory} memory: {requested} bytes requested{}", free_of_total(*free, *total))]
@@ -173,6 +162,85 @@ fn display_paths(paths: &[PathBuf]) -> String {
     )
 }
 
+/// A layout check that failed: the Rust element types and their CUDA declarations, figure by
+/// figure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutMismatch {
+    /// Every figure checked for the types that have a failed check, in declaration order.
+    pub figures: Vec<LayoutFigure>,
+    /// The failed `static_assert`s of NVRTC's log.
+    pub log: String,
+}
+
+/// One figure of a type: Rust's value beside CUDA's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutFigure {
+    /// The C++ type.
+    pub cuda_type: String,
+    /// `size`, `align`, `offset of x`, `type of x`.
+    pub figure: String,
+    /// Rust's value (a number, or for `type of` the C++ type Rust's field corresponds to).
+    pub rust: String,
+    /// CUDA's value, when it could be read (`None` for types, and when the probe failed).
+    pub cuda: Option<String>,
+    /// Whether this figure's check failed.
+    pub failed: bool,
+}
+
+impl LayoutMismatch {
+    /// The figures whose check failed.
+    pub fn failed(&self) -> impl Iterator<Item = &LayoutFigure> {
+        self.figures.iter().filter(|f| f.failed)
+    }
+}
+
+impl fmt::Display for LayoutMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let types: Vec<&str> = {
+            let mut t: Vec<&str> = Vec::new();
+            for fig in self.failed() {
+                if !t.contains(&fig.cuda_type.as_str()) {
+                    t.push(&fig.cuda_type);
+                }
+            }
+            t
+        };
+        writeln!(
+            f,
+            "layout mismatch: the CUDA declaration of {} differs from the Rust type",
+            types
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+        let width = self
+            .figures
+            .iter()
+            .map(|x| x.figure.len())
+            .max()
+            .unwrap_or(0);
+        for t in types {
+            writeln!(f, "  {t}:")?;
+            writeln!(f, "    {:width$}  {:>12}  {:>12}", "", "Rust", "CUDA")?;
+            for fig in self.figures.iter().filter(|x| x.cuda_type == t) {
+                let cuda = match (&fig.cuda, fig.failed) {
+                    (Some(v), _) => v.clone(),
+                    (None, true) => "differs".to_string(),
+                    (None, false) => "same".to_string(),
+                };
+                let mark = if fig.failed { "   <- differs" } else { "" };
+                writeln!(
+                    f,
+                    "    {:width$}  {:>12}  {:>12}{mark}",
+                    fig.figure, fig.rust, cuda
+                )?;
+            }
+        }
+        write!(f, "NVRTC: {}", self.log.trim_end())
+    }
+}
+
 /// Everything known about a failed compilation.
 #[derive(Debug, Clone)]
 pub struct CompileFailure {
@@ -188,14 +256,19 @@ pub struct CompileFailure {
     pub excerpt: String,
     /// Whether at least one error lies inside the user's own CUDA snippet.
     pub in_user_snippet: bool,
+    /// The snippet the first such error lies in, and the line inside it
+    /// (`combine, line 2`).
+    pub snippet: Option<String>,
 }
 
 impl fmt::Display for CompileFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let whose = if self.in_user_snippet {
-            "the error lies inside the operator's CUDA snippet"
-        } else {
-            "the error lies in generated code outside the operator's snippet"
+        let whose = match (&self.snippet, self.in_user_snippet) {
+            (Some(at), _) => format!("the error lies inside the operator's CUDA snippet: {at}"),
+            (None, true) => "the error lies inside the operator's CUDA snippet".to_string(),
+            (None, false) => {
+                "the error lies in generated code outside the operator's snippet".to_string()
+            }
         };
         writeln!(
             f,

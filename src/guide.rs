@@ -5,13 +5,7 @@
 //! Start with [`operators`] to write your own operator; the README's quick start and the
 //! crate's front page show the calls.
 
-/// Writing an operator: the `Monoid` contract, the CUDA side, elements, checking the laws and
-/// the device side, and a complete example.
-///
-/// The Rust blocks of this page are fragments of its closing example and are shown, not run as
-/// doc tests; the runnable examples of the contract are on [`crate::Monoid`],
-/// [`crate::Element`], [`crate::Map`] and in `examples/bench_operator.rs`.
-#[cfg_attr(not(doctest), doc = include_str!("../docs/operators.md"))]
+#[doc = include_str!("../docs/operators.md")]
 pub mod operators {}
 
 /// Workloads built on scans, each with the operator, why it is associative, the calls and an

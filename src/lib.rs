@@ -2,10 +2,12 @@
 //!
 //! Any associative operator, turned into GPU reduce and scan (prefix-sum) kernels.
 //!
-//! Describe a monoid once: its element type, identity and combine as Rust (the host semantics,
-//! the ground truth of every test) and the same combine as a CUDA C++ snippet. monoscan renders
-//! specialised kernels from templates, compiles them at run time with NVRTC, caches them in
-//! memory and on disk, and launches them. The CPU backends ([`cpu::Sequential`],
+//! Describe a monoid once, in Rust: its element type, identity and combine (the host semantics,
+//! the ground truth of every test). [`operator`] (`#[monoscan::operator]`) writes the CUDA form
+//! from that Rust, with Rust's semantics ([`guide::operators`]); a hand-written CUDA snippet
+//! ([`CudaOp`]) remains possible for what needs CUDA intrinsics. monoscan renders specialised
+//! kernels from templates, compiles them at run time with NVRTC, caches them in memory and on
+//! disk, and launches them. The CPU backends ([`cpu::Sequential`],
 //! [`cpu::Parallel`]) give the same results without a GPU. Nothing assumes commutativity:
 //! `combine(a, b)` always means "`a` comes before `b`".
 //!
@@ -47,6 +49,7 @@
 //! | the same on device buffers, no host round trip | [`Gpu::scanner`]: [`Scanner::inclusive`], [`Scanner::exclusive_with_total`], [`Scanner::reduce`] |
 //! | checking that `op` is associative and `e` its identity | `laws::check` (feature `laws`) |
 //! | checking that the CUDA snippet computes what the Rust does | [`verify::verify_pairs`]; `verify::verify` on random elements (feature `laws`) |
+//! | all of the checks at once, as far as the machine allows | [`check()`] (feature `laws`; and `monoscan check`) |
 //!
 //! ## Where things are
 //!
@@ -56,8 +59,9 @@
 //! - Backends: [`Backend`], implemented by [`cpu::Sequential`], [`cpu::Parallel`], [`Gpu`] and
 //!   [`AnyBackend`] (the GPU when usable, else the CPU); [`Scanner`] for device buffers;
 //!   [`Algorithm`] picks the GPU strategy.
-//! - Checks: `laws` (the monoid laws, with proptest; feature `laws`) and [`verify`] (host
-//!   against device).
+//! - Checks: `laws` (the monoid laws, with proptest; feature `laws`), [`verify`] (host
+//!   against device) and [`check()`](fn@check) (both, and every kernel set compiled, in one
+//!   call; feature `laws`).
 //! - Workloads built on scans: [`workloads`] (segmented scans, allocation, polynomials,
 //!   linear recurrences); several GPUs: `multi` (feature `multi`).
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
@@ -118,6 +122,9 @@ mod approx;
 mod backend;
 pub mod bench;
 pub mod cache;
+#[cfg(feature = "laws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
+pub mod check;
 pub mod codegen;
 pub mod cpu;
 mod dylib;
@@ -131,6 +138,7 @@ pub mod lanes;
 #[cfg(feature = "laws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
 pub mod laws;
+pub mod layout;
 pub mod literal;
 mod map;
 mod monoid;
@@ -138,6 +146,8 @@ mod monoid;
 #[cfg_attr(docsrs, doc(cfg(feature = "multi")))]
 pub mod multi;
 pub mod ops;
+#[doc(hidden)]
+pub mod translate;
 pub mod tuning;
 pub mod verify;
 pub mod workloads;
@@ -146,12 +156,15 @@ pub use algorithm::Algorithm;
 pub use any::AnyBackend;
 pub use approx::{ApproxEq, Tolerance};
 pub use backend::Backend;
+#[cfg(feature = "laws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "laws")))]
+pub use check::check;
 /// cudarc, the CUDA driver and NVRTC bindings monoscan runs on, in the version it was built
 /// with: device buffers ([`cudarc::driver::CudaSlice`]), streams, `DeviceRepr`.
 pub use cudarc;
-pub use cudarc::driver::DeviceRepr;
+pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 pub use element::Element;
-pub use error::{CompileFailure, Error, Memory, Result};
+pub use error::{CompileFailure, Error, LayoutFigure, LayoutMismatch, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
 /// The `half` crate (`f16`, `bf16`), re-exported for the half-precision elements.
 #[cfg(feature = "f16")]
@@ -159,7 +172,7 @@ pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedS
 pub use half;
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
-pub use monoscan_derive::Element;
+pub use monoscan_derive::{device, operator, Element};
 
 /// The README's Rust example, run as a doc test (so that what a new user copies first builds
 /// and runs).
@@ -170,5 +183,5 @@ pub struct ReadmeDoctests;
 /// What `#[derive(Element)]` expands to; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::element::{guarded_definition, ident_fragment};
+    pub use crate::element::{guarded_definition, ident_fragment, CudaInit};
 }

@@ -86,6 +86,7 @@ impl<In: Element, Out: Element> Map<In, Out> {
             in_type: In::cuda_name(),
             in_size: std::mem::size_of::<In>(),
             in_align: std::mem::align_of::<In>(),
+            in_layout: In::cuda_layout(),
             prelude,
             body: self.body.clone(),
         }

@@ -13,12 +13,15 @@
 //! operator with proptest.
 
 use crate::element::Element;
+use crate::layout::Layout;
 
-/// An associative operator with an identity, described once for the host and once for CUDA.
+/// An associative operator with an identity, for the host and for CUDA.
 ///
 /// `identity` and `combine` are the ground truth: every test compares GPU results with a
-/// sequential fold through them. [`Monoid::cuda`] must compute the same function on the device;
-/// [`crate::verify`] checks that it does.
+/// sequential fold through them. [`Monoid::cuda`] must compute the same function on the device:
+/// [`macro@crate::operator`] writes it from `combine` (see its documentation and
+/// [`crate::guide::operators`]); by hand, as below, it is for what needs CUDA intrinsics, and
+/// [`crate::verify`] checks that it agrees.
 ///
 /// ```
 /// use monoscan::{CudaOp, Monoid};
@@ -54,7 +57,8 @@ pub trait Monoid: Send + Sync {
     /// `a ⊕ b`, where `a` comes before `b` in sequence order.
     fn combine(&self, a: &Self::Elem, b: &Self::Elem) -> Self::Elem;
 
-    /// The same operator as CUDA C++, for code generation.
+    /// The same operator as CUDA C++, for code generation (written by
+    /// `#[monoscan::operator]`, or by hand).
     fn cuda(&self) -> CudaOp;
 }
 
@@ -106,6 +110,9 @@ pub struct CudaOp {
     pub elem_size: usize,
     /// Alignment of the Rust element type in bytes (checked against the C++ type).
     pub elem_align: usize,
+    /// The Rust element type's layout: code generation checks the C++ type against it, field
+    /// by field.
+    pub layout: Layout,
     /// C++ definitions needed before the operator.
     pub prelude: String,
     /// The identity, as a C++ expression.
@@ -119,6 +126,10 @@ pub struct CudaOp {
     /// A fused input map (see [`crate::Map`]): kernels then also come in a variant that reads
     /// the map's input type and applies the map as elements are loaded.
     pub input: Option<Box<CudaMap>>,
+    /// Why this operator has no device form, when it has none: `#[monoscan::operator]` sets it
+    /// when a combine cannot be translated for this instance. Rendering refuses such an
+    /// operator with [`crate::Error::InvalidArgument`] and this reason.
+    pub invalid: Option<String>,
 }
 
 /// The device side of a fused input map: `In -> Elem`, applied inside the kernels' loads.
@@ -132,6 +143,8 @@ pub struct CudaMap {
     pub in_size: usize,
     /// Alignment of the Rust input type.
     pub in_align: usize,
+    /// The Rust input type's layout, checked like [`CudaOp::layout`].
+    pub in_layout: Layout,
     /// C++ definitions the map needs (the input type's, then the user's).
     pub prelude: String,
     /// The body of `apply(const in_t& x)`, returning the operator's element type.
@@ -147,12 +160,14 @@ impl CudaOp {
             elem: T::cuda_name(),
             elem_size: std::mem::size_of::<T>(),
             elem_align: std::mem::align_of::<T>(),
+            layout: T::cuda_layout(),
             prelude: T::cuda_definition(),
             identity: String::new(),
             combine: String::new(),
             params: Vec::new(),
             nested: Vec::new(),
             input: None,
+            invalid: None,
         }
     }
 

@@ -8,10 +8,7 @@ typedef unsigned int ms_u32;
 
 // ---- the operator, as given (user snippets are marked) ----
 {{ op_code }}
-// ---- layout checks: the CUDA element type must match the Rust one ----
-static_assert(sizeof({{ elem }}) == {{ elem_size }}, "monoscan layout: sizeof({{ elem }}) differs from size_of::<Elem>() = {{ elem_size }} in Rust");
-static_assert(alignof({{ elem }}) == {{ elem_align }}, "monoscan layout: alignof({{ elem }}) differs from align_of::<Elem>() = {{ elem_align }} in Rust");
-
+{{ layout_checks }}
 {% if instrument %}// Instrumented build: every combine is counted (never present in normal builds).
 __device__ ms_u64 ms_combine_count;
 {% endif %}
@@ -32,8 +29,6 @@ struct MsNoMap {
     static __device__ __forceinline__ ms_elem apply(const ms_elem& x) { return x; }
 };
 {% if map %}// The fused input map `{{ map_name }}`: {{ map_in }} -> {{ elem }}, applied as elements are loaded.
-static_assert(sizeof({{ map_in }}) == {{ map_in_size }}, "monoscan layout: sizeof({{ map_in }}) differs from size_of::<In>() = {{ map_in_size }} in Rust");
-static_assert(alignof({{ map_in }}) == {{ map_in_align }}, "monoscan layout: alignof({{ map_in }}) differs from align_of::<In>() = {{ map_in_align }} in Rust");
 struct MsMap {
     typedef {{ map_in }} in_t;
     static __device__ __forceinline__ {{ map_out }} apply(const in_t& x) {

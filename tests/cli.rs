@@ -405,3 +405,40 @@ fn bench_without_a_gpu_names_a_command_that_works() {
     assert!(err.contains("`monoscan run --backend cpu`"), "{err}");
     assert!(!err.contains("command line)"), "{err}");
 }
+
+#[test]
+fn check_runs_the_laws_and_compiles_every_kernel_set() {
+    let out = monoscan("check --op matmod --op sum --dtype u32 --cases 16");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["matmod u32", "sum u32"] {
+        assert!(
+            text.contains(&format!("[ ok ] {name}\n  laws: all hold")),
+            "{text}"
+        );
+    }
+    // The kernels compile where NVRTC is (which MONOSCAN_REQUIRE_NVRTC=1 demands); without
+    // it, and without a GPU, the report says so once.
+    if std::env::var("MONOSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+        assert_eq!(text.matches("sets compile for sm_90").count(), 2, "{text}");
+    } else {
+        assert!(
+            text.contains("sets compile for sm_90")
+                || text.contains("kernels: skipped for every operator"),
+            "{text}"
+        );
+    }
+    assert!(text.contains("device:"), "{text}");
+}
+
+#[test]
+fn check_refuses_what_it_cannot_check() {
+    fails(
+        "check --op matmod --dtype i32",
+        2,
+        "--op matmod does not take --dtype i32",
+    );
+    fails("check --arch 7", 2, "--arch");
+    fails("check --cases 0", 2, "--cases");
+    fails("check --op nope", 2, "invalid value|nope");
+}

@@ -428,6 +428,8 @@ fn a_syntax_error_in_the_snippet_is_reported_with_numbered_source() {
         panic!("expected a compile error, got {err}")
     };
     assert!(f.in_user_snippet);
+    // NVRTC reports the missing `;` of the snippet's first line on its second.
+    assert_eq!(f.snippet.as_deref(), Some("`combine`, line 2"), "{err}");
     assert!(f.log.contains("error"), "{}", f.log);
     // The excerpt numbers lines and marks the offending one, which holds the snippet.
     let marked = f
@@ -498,22 +500,36 @@ fn a_layout_mismatch_is_a_layout_error() {
     )
     .unwrap();
     let err = compile(&rendered, "pair", Target::Cubin(90)).unwrap_err();
-    match &err {
-        Error::Layout {
-            cuda_type,
-            rust_size,
-            rust_align,
-            log,
-        } => {
-            assert_eq!(cuda_type, "pair_t");
-            assert_eq!((*rust_size, *rust_align), (16, 8));
-            assert!(log.contains("monoscan layout"), "{log}");
-        }
-        other => panic!("expected a layout error, got {other}"),
-    }
-    assert!(err
-        .to_string()
-        .contains("layout mismatch for element `pair_t`"));
+    let Error::Layout(m) = &err else {
+        panic!("expected a layout error, got {err}");
+    };
+    // Both sides of both figures (the hand-written element describes no fields).
+    let figures: Vec<(&str, &str, &str, Option<&str>, bool)> = m
+        .figures
+        .iter()
+        .map(|f| {
+            (
+                f.cuda_type.as_str(),
+                f.figure.as_str(),
+                f.rust.as_str(),
+                f.cuda.as_deref(),
+                f.failed,
+            )
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            ("pair_t", "size", "16", Some("8"), true),
+            ("pair_t", "align", "8", Some("4"), true)
+        ]
+    );
+    assert!(m.log.contains("monoscan layout"), "{}", m.log);
+    let text = err.to_string();
+    assert!(
+        text.contains("the CUDA declaration of `pair_t` differs from the Rust type"),
+        "{text}"
+    );
 }
 
 /// Rendering refuses, with a clear error, what the kernels cannot do: a staged scan whose map

@@ -1,7 +1,9 @@
 //! `#[derive(Element)]`: C++ names and definitions of derived structs (primitives, nesting,
-//! arrays, generics, tuple structs), NVRTC accepting their layout (the generated
-//! `static_assert`s on size and alignment), and a non-commutative monoid over a derived struct
-//! scanned on the GPU against the sequential CPU scan. NVRTC and GPU parts skip without them
+//! arrays, generics, tuple structs), their layouts and literals, `ValidAsZeroBits` where every
+//! field allows it (zeroed device allocations), NVRTC accepting their layout (the generated
+//! `static_assert`s on size, alignment and every field's offset and type), and a
+//! non-commutative monoid over a derived struct scanned on the GPU against the sequential CPU
+//! scan. NVRTC and GPU parts skip without them
 //! (and fail instead under MONOSCAN_REQUIRE_NVRTC=1 / MONOSCAN_REQUIRE_GPU=1).
 
 mod common;
@@ -11,7 +13,7 @@ use monoscan::codegen::{render, KernelSet, KernelSpec};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::Flagged;
 use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
-use monoscan::{cpu, Backend, CudaOp, Element, Monoid};
+use monoscan::{cpu, Backend, CudaOp, Element, Monoid, ValidAsZeroBits};
 use std::mem::{align_of, size_of};
 
 /// Primitives with padding between them: `a` at 0, `b` at 8, `c` at 16, size 24.
@@ -286,6 +288,13 @@ fn nvrtc_accepts_the_derived_layout() {
         // The layout checks are there, so compiling proves C++ and Rust agree.
         assert!(rendered.source.contains("sizeof(Step) == 24"));
         assert!(rendered.source.contains("alignof(Step) == 8"));
+        assert!(rendered.source.contains("MS_OFFSETOF(Step, count) == 16"));
+        assert!(rendered
+            .source
+            .contains("ms_same_type<decltype(Step::last), short[2]>::value"));
+        assert!(rendered
+            .source
+            .contains("MS_OFFSETOF(Lin_unsigned_int, b) == 4"));
         let out = compile(&rendered, &op.name, Target::Cubin(90))
             .unwrap_or_else(|e| panic!("{}: {e}", set.name()));
         assert!(!out.image.is_empty());
@@ -318,4 +327,105 @@ fn derived_monoid_scans_on_the_gpu_like_the_cpu() {
             "exclusive scan, n = {n}"
         );
     }
+}
+
+fn zeroable<T: ValidAsZeroBits>() {}
+
+/// A hand-written element that promises nothing about all-zero bits.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Opaque(u32);
+// SAFETY: `#[repr(C)]` plain data.
+unsafe impl monoscan::DeviceRepr for Opaque {}
+// SAFETY: the definition mirrors the one field.
+unsafe impl Element for Opaque {
+    fn cuda_name() -> String {
+        "opaque_t".into()
+    }
+    fn cuda_definition() -> String {
+        "struct opaque_t { unsigned int f0; };".into()
+    }
+}
+
+/// Derives fine around a field that is not `ValidAsZeroBits` (it only lacks that impl).
+#[derive(Element, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+struct Holder {
+    inner: Opaque,
+    n: u8,
+}
+
+#[test]
+fn derived_elements_allow_zeroed_allocations() {
+    zeroable::<Prims>();
+    zeroable::<Outer>();
+    zeroable::<Pair<f32>>();
+    zeroable::<Tuple>();
+    zeroable::<Window<3>>();
+    zeroable::<Step>();
+    assert_eq!(Holder::cuda_name(), "Holder");
+    let Some(gpu) = gpu() else { return };
+    let zeros = gpu.stream().alloc_zeros::<Step>(1000).unwrap();
+    let host = gpu.stream().clone_dtoh(&zeros).unwrap();
+    let zero = Step {
+        map: Lin { a: 0, b: 0 },
+        last: [0, 0],
+        count: 0,
+    };
+    assert!(host.iter().all(|s| *s == zero));
+}
+
+#[test]
+fn layouts_and_literals_follow_the_fields() {
+    let l = Outer::cuda_layout();
+    let fields: Vec<(&str, &str, usize, &[usize])> = l
+        .fields()
+        .iter()
+        .map(|f| {
+            (
+                f.name.as_str(),
+                f.cuda_name.as_str(),
+                f.offset,
+                f.dims.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("head", "head", 0, &[][..]),
+            ("grid", "grid", 8, &[2, 3][..]),
+            ("tail", "tail", 20, &[2][..]),
+            ("flagged", "flagged", 36, &[][..]),
+            ("type", "type", 48, &[][..]),
+        ]
+    );
+    assert_eq!(
+        Tuple::cuda_layout().fields()[2].cuda_type(),
+        "signed char[5]"
+    );
+    assert_eq!(Tuple::cuda_layout().fields()[1].name, "1");
+    let t = Tuple(
+        1.5,
+        Pair {
+            a: Inner { x: -1, y: 2 },
+            b: Inner { x: 3, y: 4 },
+        },
+        [1, 2, 3, 4, 5],
+    );
+    assert_eq!(
+        t.cuda_literal().unwrap(),
+        "Tuple{1.5f, Pair_Inner{Inner{((int)-1LL), ((unsigned char)2ULL)}, Inner{((int)3LL), \
+         ((unsigned char)4ULL)}}, {((signed char)1LL), ((signed char)2LL), ((signed char)3LL), \
+         ((signed char)4LL), ((signed char)5LL)}}"
+    );
+    // A field type without literals (hand-written) leaves the struct without one.
+    assert_eq!(
+        Holder {
+            inner: Opaque(1),
+            n: 0
+        }
+        .cuda_literal(),
+        None
+    );
 }

@@ -324,9 +324,11 @@ fn pure_law_functions() {
     assert_eq!(laws::associativity(&Sub, &10, &3, &2), (5, 9));
     assert_eq!(laws::left_identity(&Sub, &5), (-5, 5));
     assert_eq!(laws::right_identity(&Sub, &5), (5, 5));
-    assert_eq!(laws::split(&Sub, &[10, 3, 2], 1), (5, 9));
-    assert_eq!(laws::split(&Sub, &[10, 3, 2], 0), (5, -5));
-    assert_eq!(laws::split(&Sub, &[10, 3, 2], 3), (5, 5));
+    // Folds start from the identity: fold([10, 3, 2]) = 0 - 10 - 3 - 2 = -15, and at k = 1,
+    // fold([10]) - fold([3, 2]) = -10 - (-5) = -5.
+    assert_eq!(laws::split(&Sub, &[10, 3, 2], 1), (-15, -5));
+    assert_eq!(laws::split(&Sub, &[10, 3, 2], 0), (-15, 15));
+    assert_eq!(laws::split(&Sub, &[10, 3, 2], 3), (-15, -15));
 
     // A non-commutative monoid: equal sides, though the order matters.
     let m = mod_7();

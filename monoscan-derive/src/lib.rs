@@ -1,9 +1,16 @@
-//! `#[derive(Element)]` for [monoscan](https://docs.rs/monoscan): turns a `#[repr(C)]` Rust
-//! struct into a monoscan element type by declaring its C++ twin.
+//! The macros of [monoscan](https://docs.rs/monoscan): `#[derive(Element)]` turns a
+//! `#[repr(C)]` Rust struct into a monoscan element type by declaring its C++ twin, and
+//! `#[monoscan::operator]` writes an operator's CUDA form from its Rust `combine`.
 //!
-//! Use it through the re-export, `monoscan::Element` (the trait and the derive share the
-//! name, as serde's do). The derive writes `unsafe impl DeviceRepr` and `unsafe impl Element`;
-//! it is sound because it only accepts layouts it can mirror exactly:
+//! Use them through the re-exports, `monoscan::Element` (the trait and the derive share the
+//! name, as serde's do), `monoscan::operator` and `monoscan::device`.
+//!
+//! # `#[derive(Element)]`
+//!
+//! The derive writes `unsafe impl DeviceRepr`, `unsafe impl Element` (with the struct's
+//! layout, field by field, and its values as C++ literals) and `unsafe impl ValidAsZeroBits`
+//! (which applies where every field type allows all-zero bits, so `alloc_zeros` works); it
+//! is sound because it only accepts layouts it can mirror exactly:
 //!
 //! - structs with named fields, or tuple structs (their C++ fields are `f0`, `f1`, ...);
 //! - `#[repr(C)]`, and no `packed`, `align`, `transparent` or integer representations;
@@ -23,13 +30,20 @@
 //!
 //! The C++ definition declares every field type's own definition first (nested structs
 //! before their users; each is include-guarded, so a struct reached twice is declared once),
-//! then the struct itself. Code generation adds `static_assert`s on its size and alignment,
-//! so a mismatch could only ever be a compile error.
+//! then the struct itself. Code generation adds `static_assert`s on its size and alignment and
+//! on every field's offset and type, so a mismatch could only ever be a compile error.
+//!
+//! # `#[monoscan::operator]`
+//!
+//! On an `impl Monoid for X` block holding `identity` and `combine` (it adds `cuda`), or on an
+//! inherent `impl X` block holding them and the functions `combine` calls (it adds the whole
+//! `impl Monoid`). The identity is evaluated by Rust and baked in; `combine` is translated
+//! into CUDA with Rust's semantics (wrapping integers, floats rounded once per operation,
+//! Rust's NaN rules). What it translates, and what it refuses at compile time, is in
+//! monoscan's `docs/operators.md`.
 
-mod parse;
-
-use parse::{Error, Input};
-use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, TokenStream, TokenTree};
+mod element;
+mod operator;
 
 /// Derives `monoscan::DeviceRepr` and `monoscan::Element` for a `#[repr(C)]` struct.
 ///
@@ -103,6 +117,32 @@ use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, TokenStream,
 /// assert!(def.contains("struct Window_4 { Pair_float pairs[4]; double total; };"));
 /// ```
 ///
+/// `ValidAsZeroBits` comes with the derive where every field type allows all-zero bits, so
+/// `stream.alloc_zeros::<MaxCount>(n)` works; a struct with a field that does not allow them
+/// still derives `Element`, without `ValidAsZeroBits`:
+///
+/// ```compile_fail
+/// use monoscan::Element;
+///
+/// #[repr(C)]
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// struct Opaque(u32);
+/// // SAFETY: plain data.
+/// unsafe impl monoscan::DeviceRepr for Opaque {}
+/// // SAFETY: the definition mirrors the field.
+/// unsafe impl Element for Opaque {
+///     fn cuda_name() -> String { "opaque_t".into() }
+///     fn cuda_definition() -> String { "struct opaque_t { unsigned int f0; };".into() }
+/// }
+///
+/// #[derive(Element, Clone, Copy, Debug, PartialEq)]
+/// #[repr(C)]
+/// struct Holder { inner: Opaque }
+///
+/// fn zeroable<T: monoscan::ValidAsZeroBits>() {}
+/// zeroable::<Holder>(); // `Opaque` is not `ValidAsZeroBits`
+/// ```
+///
 /// Rejected inputs fail to compile with a message naming the problem:
 ///
 /// ```compile_fail
@@ -111,206 +151,101 @@ use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, TokenStream,
 /// ```
 #[proc_macro_derive(Element, attributes(monoscan))]
 pub fn derive_element(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
-    expand(input.into()).into()
+    element::expand(input.into()).into()
 }
 
-/// The impls for a derive input, or a `compile_error!` where it is rejected.
-fn expand(input: TokenStream) -> TokenStream {
-    match parse::parse(input) {
-        Ok(input) => generate(&input),
-        Err(e) => compile_error(&e),
-    }
+/// Writes an operator's CUDA form from its Rust `identity` and `combine`.
+///
+/// On `impl Monoid for X` it adds `fn cuda`; on an inherent `impl X` holding `identity`,
+/// `combine` and the functions `combine` calls as `Self::f(..)` or `self.f(..)`, it adds the
+/// whole `impl Monoid for X`. `#[monoscan::operator(name = "mss")]` sets the operator's name
+/// in kernel names (default: the type's name).
+///
+/// ```
+/// use monoscan::{cpu::Sequential, Backend, Element, Monoid};
+///
+/// /// Total, best prefix, best suffix and best sum of a stretch (empty stretches count).
+/// #[derive(Element, Clone, Copy, Debug, PartialEq)]
+/// #[repr(C)]
+/// struct Mss { total: i64, prefix: i64, suffix: i64, best: i64 }
+///
+/// struct MaxSubarray;
+///
+/// #[monoscan::operator]
+/// impl Monoid for MaxSubarray {
+///     type Elem = Mss;
+///     fn identity(&self) -> Mss { Mss { total: 0, prefix: 0, suffix: 0, best: 0 } }
+///     fn combine(&self, a: &Mss, b: &Mss) -> Mss {
+///         Mss {
+///             total: a.total.wrapping_add(b.total),
+///             prefix: a.prefix.max(a.total.wrapping_add(b.prefix)),
+///             suffix: b.suffix.max(a.suffix.wrapping_add(b.total)),
+///             best: a.best.max(b.best).max(a.suffix.wrapping_add(b.prefix)),
+///         }
+///     }
+/// }
+///
+/// let leaf = |x: i64| Mss { total: x, prefix: x.max(0), suffix: x.max(0), best: x.max(0) };
+/// let xs: Vec<Mss> = [2, -5, 3, 4, -1, 2].map(leaf).to_vec();
+/// assert_eq!(Sequential.reduce(&MaxSubarray, &xs).unwrap().best, 8);
+/// // The CUDA form, written from the Rust: Rust's wrapping arithmetic, in named fields.
+/// let op = MaxSubarray.cuda();
+/// assert!(op.combine.contains("(unsigned long long)((a).total)"), "{}", op.combine);
+/// assert!(op.combine.starts_with("return Mss{"), "{}", op.combine);
+/// ```
+///
+/// Outside the subset, compilation fails at the span:
+///
+/// ```compile_fail
+/// # use monoscan::Monoid;
+/// struct Collatz;
+/// #[monoscan::operator]
+/// impl Monoid for Collatz {
+///     type Elem = u64;
+///     fn identity(&self) -> u64 { 0 }
+///     fn combine(&self, a: &u64, b: &u64) -> u64 {
+///         let mut n = *a; // "bindings are immutable values: no `mut`, `ref` or `@`"
+///         n.max(*b)
+///     }
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn operator(
+    args: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    operator::operator(args.into(), item.into()).into()
 }
 
-/// `::core::compile_error! { "message" }`, pointing at the offending tokens.
-fn compile_error(e: &Error) -> TokenStream {
-    let mut message = Literal::string(&e.message);
-    message.set_span(e.span);
-    let mut body = Group::new(Delimiter::Brace, TokenTree::from(message).into());
-    body.set_span(e.span);
-    let mut tokens: Vec<TokenTree> = vec![
-        Punct::new(':', Spacing::Joint).into(),
-        Punct::new(':', Spacing::Alone).into(),
-        Ident::new("core", e.span).into(),
-        Punct::new(':', Spacing::Joint).into(),
-        Punct::new(':', Spacing::Alone).into(),
-        Ident::new("compile_error", e.span).into(),
-        Punct::new('!', Spacing::Alone).into(),
-        body.into(),
-    ];
-    for t in &mut tokens {
-        if let TokenTree::Punct(p) = t {
-            p.set_span(e.span);
-        }
-    }
-    tokens.into_iter().collect()
-}
-
-/// Token streams spliced into generated source text at `__monoscan_hole_<k>` identifiers, so
-/// that user types keep their spans (errors point at the field, not at the derive) and need
-/// no printing and re-parsing.
-#[derive(Default)]
-struct Holes(Vec<TokenStream>);
-
-impl Holes {
-    fn add(&mut self, tokens: TokenStream) -> String {
-        self.0.push(tokens);
-        format!("__monoscan_hole_{}", self.0.len() - 1)
-    }
-
-    fn fill(&self, tokens: TokenStream) -> TokenStream {
-        let mut out = TokenStream::new();
-        for tt in tokens {
-            match tt {
-                TokenTree::Ident(i) => match i.to_string().strip_prefix("__monoscan_hole_") {
-                    Some(k) => out.extend(self.0[k.parse::<usize>().unwrap()].clone()),
-                    None => out.extend([TokenTree::Ident(i)]),
-                },
-                TokenTree::Group(g) => {
-                    let mut filled = Group::new(g.delimiter(), self.fill(g.stream()));
-                    filled.set_span(g.span());
-                    out.extend([TokenTree::Group(filled)]);
-                }
-                other => out.extend([other]),
-            }
-        }
-        out
-    }
-}
-
-/// The two impls, written as source text with holes for the user's tokens.
-fn generate(input: &Input) -> TokenStream {
-    let mut holes = Holes::default();
-    let ident = holes.add(TokenTree::Ident(input.ident.clone()).into());
-
-    // impl<decls> ... for Name<args> where predicates, T: Element, ...
-    let mut decls = Vec::new();
-    let mut args = Vec::new();
-    let mut bounds = Vec::new();
-    let mut name = format!("{:?}", input.cuda_base);
-    name = format!("let mut __name = ::std::string::String::from({name});\n");
-    for p in &input.params {
-        decls.push(holes.add(p.decl.clone()));
-        let arg = holes.add(TokenTree::Ident(p.ident.clone()).into());
-        let text = if p.is_const {
-            format!("::std::string::ToString::to_string(&{arg}).replace('-', \"neg\")")
-        } else {
-            bounds.push(format!("{arg}: ::monoscan::Element"));
-            format!("<{arg} as ::monoscan::Element>::cuda_name()")
-        };
-        name +=
-            &format!("__name.push('_');\n__name.push_str(&::monoscan::__private::ident_fragment(&{text}));\n");
-        args.push(arg);
-    }
-    let (impl_generics, ty_args) = match decls.is_empty() {
-        true => (String::new(), String::new()),
-        false => (
-            format!("<{}>", decls.join(", ")),
-            format!("<{}>", args.join(", ")),
-        ),
-    };
-    if !input.predicates.is_empty() {
-        bounds.insert(0, holes.add(input.predicates.clone()));
-    }
-    let where_clause = match bounds.is_empty() {
-        true => String::new(),
-        false => format!("where {}", bounds.join(", ")),
-    };
-
-    // The definition: field types' definitions (each once), then the guarded struct.
-    let mut fields = String::new();
-    for f in &input.fields {
-        let elem = holes.add(f.elem.clone());
-        let mut member = format!("{:?}", format!(" {}", f.cuda_name));
-        member = format!("__body.push_str({member});\n");
-        for d in &f.dims {
-            member += &format!(
-                "__body.push('[');\n\
-                 __body.push_str(&::std::string::ToString::to_string(&({})));\n\
-                 __body.push(']');\n",
-                holes.add(d.clone())
-            );
-        }
-        fields += &format!(
-            "let __def = <{elem} as ::monoscan::Element>::cuda_definition();\n\
-             if !__defs.contains(__def.as_str()) {{ __defs.push_str(&__def); }}\n\
-             __body.push(' ');\n\
-             __body.push_str(&<{elem} as ::monoscan::Element>::cuda_name());\n\
-             {member}__body.push(';');\n"
-        );
-    }
-
-    let code = format!(
-        r#"
-// SAFETY: #[derive(Element)] accepted the struct only because it is #[repr(C)] (without packed
-// or align) and every field type is an `Element`, hence itself `DeviceRepr` plain data: the
-// struct is plain data too, which cudarc may copy to and from the device.
-unsafe impl{impl_generics} ::monoscan::DeviceRepr for {ident}{ty_args} {where_clause} {{}}
-
-// SAFETY: `cuda_definition` declares a C++ struct with the same fields in the same order,
-// each of its field type's C++ twin (arrays as C arrays of the same lengths), with natural
-// alignment and no packing. Under #[repr(C)], Rust lays the struct out by the same C rules,
-// so size, alignment and field offsets match. Code generation also static_asserts the size
-// and alignment against `size_of`/`align_of` when a kernel over this type is compiled.
-unsafe impl{impl_generics} ::monoscan::Element for {ident}{ty_args} {where_clause} {{
-    fn cuda_name() -> ::std::string::String {{
-        {name}
-        __name
-    }}
-
-    fn cuda_definition() -> ::std::string::String {{
-        let __name = <Self as ::monoscan::Element>::cuda_name();
-        let mut __defs = ::std::string::String::new();
-        let mut __body = ::std::string::String::from("struct ");
-        __body.push_str(&__name);
-        __body.push_str(" {{");
-        {fields}
-        __body.push_str(" }};");
-        __defs.push_str(&::monoscan::__private::guarded_definition(&__name, &__body));
-        __defs
-    }}
-}}
-"#
-    );
-    let tokens: TokenStream = code.parse().expect("the generated impls tokenize");
-    holes.fill(tokens)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The expansion, without whitespace (token printing spaces tokens unpredictably).
-    fn expand_str(s: &str) -> String {
-        let out = expand(s.parse().unwrap()).to_string();
-        out.split_whitespace().collect()
-    }
-
-    #[test]
-    fn generates_both_impls_with_bounds() {
-        let out = expand_str(
-            "#[repr(C)] struct P<T: Copy, const N: usize = 3> where T: Send { a: [T; N], b: u8 }",
-        );
-        let header = "unsafeimpl<T:Copy,constN:usize>::monoscan::DeviceReprforP<T,N>\
-                      whereT:Send,T:::monoscan::Element{}";
-        assert!(out.starts_with(header), "{out}");
-        assert!(out.contains("impl<T:Copy,constN:usize>::monoscan::ElementforP<T,N>"));
-        assert!(
-            out.contains("<Tas::monoscan::Element>::cuda_definition()"),
-            "{out}"
-        );
-        assert!(out.contains("to_string(&(N))"), "array length: {out}");
-        assert!(
-            out.contains("to_string(&N).replace('-',\"neg\")"),
-            "const param: {out}"
-        );
-        assert!(!out.contains("__monoscan_hole_"), "{out}");
-    }
-
-    #[test]
-    fn rejections_become_compile_errors() {
-        let out = expand_str("struct P { a: i32 }");
-        assert!(out.starts_with("::core::compile_error!{"), "{out}");
-        assert!(out.contains("`P`needs#[repr(C)]"), "{out}");
-    }
+/// Makes a free function callable from translated operators: keeps it, and writes beside it
+/// the description `#[monoscan::operator]` translates when an operator calls it.
+///
+/// ```
+/// use monoscan::Monoid;
+///
+/// /// The larger magnitude, keeping its sign.
+/// #[monoscan::device]
+/// fn bigger(x: f64, y: f64) -> f64 {
+///     if y.abs() > x.abs() { y } else { x }
+/// }
+///
+/// struct Widest;
+///
+/// #[monoscan::operator]
+/// impl Monoid for Widest {
+///     type Elem = f64;
+///     fn identity(&self) -> f64 { 0.0 }
+///     fn combine(&self, a: &f64, b: &f64) -> f64 { bigger(*a, *b) }
+/// }
+///
+/// assert_eq!(Widest.combine(&-3.0, &2.0), -3.0);
+/// let op = Widest.cuda();
+/// assert!(op.prelude.contains("f_bigger(const double l_x, const double l_y)"), "{}", op.prelude);
+/// ```
+#[proc_macro_attribute]
+pub fn device(
+    args: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    operator::device(args.into(), item.into()).into()
 }

@@ -10,7 +10,7 @@ use monoscan::ops::{
     Affine, AffineMap, ArgMax, ArgMin, BitAnd, BitOr, BitXor, Flagged, Indexed, Mat2, MatMulMod,
     Max, Min, MinMax, MinMaxPair, Product, Scalar, Segmented, Sum,
 };
-use monoscan::Monoid;
+use monoscan::{ApproxEq, Monoid};
 use serde::Serialize;
 
 /// The built-in operators.
@@ -102,8 +102,8 @@ pub trait Job {
     fn call<M, G>(self, monoid: M, elem: G) -> Self::Output
     where
         M: Monoid,
-        M::Elem: Serialize,
-        G: Fn(u64) -> Option<M::Elem> + Sync;
+        M::Elem: Serialize + ApproxEq,
+        G: Fn(u64) -> Option<M::Elem> + Send + Sync + 'static;
 }
 
 /// A job that does nothing: `dispatch(op, dtype, _, Probe).is_some()` tells whether the
@@ -174,15 +174,14 @@ pub fn dispatch<J: Job>(op: Op, dtype: Dtype, segment_len: u64, job: J) -> Optio
             let m = MatMulMod::default();
             let p = u64::from(m.modulus());
             // `i % p < p < 2^31`, so the conversion cannot fail.
-            typed!(job, dtype, [U32: u32], |T| m, |i| {
+            typed!(job, dtype, [U32: u32], |T| m, move |i| {
                 let r = u32::try_from(i % p).ok()?;
                 Some(Mat2::new([1, r, 0, 1]))
             })
         }
-        Op::SegSum => numbers!(|T| Segmented::new(Sum::<T>::new()), |i| Some(Flagged::new(
-            T::from_u64(i)?,
-            (i - 1) % segment_len == 0
-        ))),
+        Op::SegSum => numbers!(|T| Segmented::new(Sum::<T>::new()), move |i| Some(
+            Flagged::new(T::from_u64(i)?, (i - 1) % segment_len == 0)
+        )),
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod bench;
 mod bench_lanes;
 pub mod cache;
+pub mod check;
 pub mod dispatch;
 pub mod doctor;
 pub mod emit;
@@ -51,6 +52,9 @@ pub enum Command {
     Doctor,
     /// Sweep sizes for every algorithm beside a copy of the same bytes; table, CSV, SVG.
     Bench(bench::BenchArgs),
+    /// Check the built-in operators: monoid laws, every kernel set compiled for an
+    /// architecture, and (with a GPU) the device's identity and combine against the host's.
+    Check(check::CheckArgs),
 }
 
 /// Runs the parsed command line.
@@ -65,6 +69,7 @@ pub fn execute(cli: Cli) -> Result<(), CliError> {
         Command::Lab(args) => lab::lab(&args),
         Command::Doctor => doctor::doctor(),
         Command::Bench(args) => bench::bench(&args),
+        Command::Check(args) => check::check(&args),
     }
 }
 

@@ -7,9 +7,11 @@
 
 mod engine;
 mod families;
+pub mod layout;
 mod op;
 mod spec;
 
+pub use layout::Figure;
 pub use spec::{Entry, KernelSet, KernelSpec};
 
 use crate::error::{Error, Result};
@@ -24,8 +26,34 @@ pub struct Rendered {
     pub source: String,
     /// The prefix of every entry point.
     pub prefix: String,
-    /// 1-based inclusive line ranges of the operator's own snippets.
-    pub snippet_lines: Vec<(usize, usize)>,
+    /// Where the operator's own snippets are.
+    pub snippets: Vec<Snippet>,
+    /// The layout figures the source checks, in the order of its `static_assert`s.
+    pub layout: Vec<Figure>,
+}
+
+/// One of the operator's own snippets in a rendered source (`combine`, `identity`,
+/// `prelude`, `param P`, `map`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    /// Which snippet.
+    pub name: String,
+    /// Its first line (1-based).
+    pub first: usize,
+    /// Its last line (1-based, inclusive).
+    pub last: usize,
+    /// The first line after it that holds code: where NVRTC reports what the snippet leaves
+    /// unfinished (a missing `;` or `)`).
+    pub next: usize,
+}
+
+/// Where an error lies, for [`crate::CompileFailure`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blame {
+    /// The snippet.
+    pub snippet: String,
+    /// The line inside it (1-based).
+    pub line: usize,
 }
 
 impl Rendered {
@@ -37,9 +65,31 @@ impl Rendered {
 
     /// Whether 1-based `line` lies inside one of the operator's snippets.
     pub fn in_snippet(&self, line: usize) -> bool {
-        self.snippet_lines
+        self.snippets
             .iter()
-            .any(|&(a, b)| (a..=b).contains(&line))
+            .any(|s| (s.first..=s.last).contains(&line))
+    }
+
+    /// The snippet an NVRTC error at 1-based `line` belongs to, and the line inside it: the
+    /// snippet holding the line, or, for a syntax error (`expected ...`) reported on the first
+    /// code after a snippet, that snippet's last line, which left the construct unfinished.
+    pub fn blame(&self, line: usize, message: &str) -> Option<Blame> {
+        let blame = |s: &Snippet, l: usize| Blame {
+            snippet: s.name.clone(),
+            line: l - s.first + 1,
+        };
+        if let Some(s) = self
+            .snippets
+            .iter()
+            .find(|s| (s.first..=s.last).contains(&line))
+        {
+            return Some(blame(s, line));
+        }
+        let syntax = message.trim_start().starts_with("expected");
+        self.snippets
+            .iter()
+            .find(|s| syntax && s.next == line)
+            .map(|s| blame(s, s.last))
     }
 }
 
@@ -52,15 +102,12 @@ struct PreludeCtx<'a> {
     op_code: String,
     op_struct: &'a str,
     elem: &'a str,
-    elem_size: usize,
-    elem_align: usize,
+    layout_checks: String,
     instrument: bool,
     check: bool,
     map: bool,
     map_name: &'a str,
     map_in: &'a str,
-    map_in_size: usize,
-    map_in_align: usize,
     /// What the map returns: the operator's element, or for row scans the values of the
     /// segmented lifting's elements.
     map_out: &'a str,
@@ -83,7 +130,8 @@ pub fn baseline() -> Rendered {
     Rendered {
         source: include_str!("../../templates/baseline.cu").to_string(),
         prefix: "monoscan".to_string(),
-        snippet_lines: Vec::new(),
+        snippets: Vec::new(),
+        layout: Vec::new(),
     }
 }
 
@@ -91,6 +139,7 @@ pub fn baseline() -> Rendered {
 pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
     op::validate(op)?;
     let prefix = prefix(op);
+    let figures = layout::figures(op);
     let prelude = engine::render(
         "prelude.cu",
         &PreludeCtx {
@@ -101,15 +150,12 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             op_code: op::render(op)?,
             op_struct: op::OP_STRUCT,
             elem: &op.elem,
-            elem_size: op.elem_size,
-            elem_align: op.elem_align,
+            layout_checks: layout::checks(&figures),
             instrument: spec.instrument,
             check: spec.set == KernelSet::Check,
             map: op.input.is_some(),
             map_name: op.input.as_ref().map_or("", |m| m.name.as_str()),
             map_in: op.input.as_ref().map_or("", |m| m.in_type.as_str()),
-            map_in_size: op.input.as_ref().map_or(0, |m| m.in_size),
-            map_in_align: op.input.as_ref().map_or(0, |m| m.in_align),
             map_out: match spec.set {
                 KernelSet::RowScan { .. } => "decltype(((ms_elem*)0)->value)",
                 _ => "ms_elem",
@@ -140,25 +186,41 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
     }
     let body = families::body(&prefix, spec.set, op.input.is_some(), op.elem_size)?;
     let source = format!("{prelude}\n{body}");
-    let snippet_lines = snippet_lines(&source);
+    let snippets = snippets(&source);
     Ok(Rendered {
         source,
         prefix,
-        snippet_lines,
+        snippets,
+        layout: figures,
     })
 }
 
-fn snippet_lines(source: &str) -> Vec<(usize, usize)> {
+/// The snippets between `// monoscan:snippet-begin <name>` and `// monoscan:snippet-end`
+/// markers (1-based lines, markers excluded; empty snippets left out).
+fn snippets(source: &str) -> Vec<Snippet> {
+    let lines: Vec<&str> = source.lines().collect();
     let mut out = Vec::new();
-    let mut start = None;
-    for (i, line) in source.lines().enumerate() {
+    let mut open: Option<(String, usize)> = None;
+    for (i, line) in lines.iter().enumerate() {
         let t = line.trim_start();
-        if t.starts_with("// monoscan:snippet-begin") {
-            start = Some(i + 2);
+        if let Some(name) = t.strip_prefix("// monoscan:snippet-begin") {
+            open = Some((name.trim().to_string(), i + 2));
         } else if t.starts_with("// monoscan:snippet-end") {
-            if let Some(s) = start.take() {
-                if s <= i {
-                    out.push((s, i));
+            if let Some((name, first)) = open.take() {
+                // 0-based `i` is the end marker, so the snippet's last line is `i` (1-based).
+                if first <= i {
+                    let next = (i + 1..lines.len())
+                        .find(|&k| {
+                            let t = lines[k].trim();
+                            !t.is_empty() && !t.starts_with("//")
+                        })
+                        .map_or(0, |k| k + 1);
+                    out.push(Snippet {
+                        name,
+                        first,
+                        last: i,
+                        next,
+                    });
                 }
             }
         }

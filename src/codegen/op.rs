@@ -35,6 +35,11 @@ pub fn validate(op: &CudaOp) -> Result<()> {
     if op.name.is_empty() {
         return Err(Error::invalid("an operator needs a name"));
     }
+    if let Some(why) = &op.invalid {
+        return Err(Error::invalid(what(&format!(
+            "it has no device form: {why}"
+        ))));
+    }
     if op.name.chars().any(char::is_control) {
         return Err(Error::invalid(what(
             "the name contains a control character (a line break, a NUL, ...)",

@@ -1,15 +1,18 @@
 //! The sequential reference: plain left folds, the ground truth of every test.
+//!
+//! Every fold starts from `identity()`, as the definitions in [`Backend`] read
+//! (`reduce(xs) = e ⊕ x0 ⊕ ... ⊕ x(n-1)`, `inclusive_scan(xs)[i] = e ⊕ x0 ⊕ ... ⊕ xi`). For a
+//! monoid the leading `e ⊕` changes nothing; for an operator whose identity is wrong it does,
+//! so the CPU backends give the same wrong answers the GPU kernels (which pad tiles with the
+//! identity) would, instead of right ones that hide the bug.
 
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::monoid::Monoid;
 
-/// `e ⊕ x0 ⊕ ... ⊕ x(n-1)`, folded left to right.
+/// `e ⊕ x0 ⊕ ... ⊕ x(n-1)`, folded left to right from the identity.
 pub fn reduce<M: Monoid>(m: &M, xs: &[M::Elem]) -> M::Elem {
-    match xs.split_first() {
-        None => m.identity(),
-        Some((first, rest)) => rest.iter().fold(*first, |acc, x| m.combine(&acc, x)),
-    }
+    xs.iter().fold(m.identity(), |acc, x| m.combine(&acc, x))
 }
 
 /// Replaces `xs` by its inclusive scan.
@@ -17,16 +20,12 @@ pub fn inclusive_scan_in_place<M: Monoid>(m: &M, xs: &mut [M::Elem]) {
     inclusive_scan_from(m, xs, None);
 }
 
-/// Replaces `xs[i]` by `carry ⊕ x0 ⊕ ... ⊕ xi` (no carry: `x0 ⊕ ... ⊕ xi`).
+/// Replaces `xs[i]` by `carry ⊕ x0 ⊕ ... ⊕ xi` (no carry: `e ⊕ x0 ⊕ ... ⊕ xi`).
 pub(crate) fn inclusive_scan_from<M: Monoid>(m: &M, xs: &mut [M::Elem], carry: Option<M::Elem>) {
-    let mut acc = carry;
+    let mut acc = carry.unwrap_or_else(|| m.identity());
     for x in xs.iter_mut() {
-        let next = match acc {
-            None => *x,
-            Some(a) => m.combine(&a, x),
-        };
-        *x = next;
-        acc = Some(next);
+        acc = m.combine(&acc, x);
+        *x = acc;
     }
 }
 
@@ -104,6 +103,30 @@ mod tests {
             (vec![10, 13, 14, 21, 21], 25)
         );
         assert_eq!(exclusive_scan_total(&s, &[], 5), (vec![], 5));
+    }
+
+    /// An operator whose identity is wrong (1 for a sum): the sequential backend shows it
+    /// in reductions and in inclusive scans, not only where an empty input returns it.
+    #[test]
+    fn a_wrong_identity_shows_in_every_fold() {
+        struct OffByOne;
+        impl Monoid for OffByOne {
+            type Elem = i32;
+            fn identity(&self) -> i32 {
+                1
+            }
+            fn combine(&self, a: &i32, b: &i32) -> i32 {
+                a.wrapping_add(*b)
+            }
+            fn cuda(&self) -> crate::CudaOp {
+                crate::CudaOp::new::<i32>("off_by_one")
+                    .identity("1")
+                    .combine_expr("a + b")
+            }
+        }
+        assert_eq!(reduce(&OffByOne, &[2, 3]), 6);
+        assert_eq!(inclusive_scan(&OffByOne, &[2, 3]), [3, 6]);
+        assert_eq!(reduce(&Sum::<i32>::new(), &[2, 3]), 5);
     }
 
     #[test]

@@ -5,8 +5,8 @@ mod loader;
 
 pub use loader::{Located, Missing};
 
-use crate::codegen::{numbered, Rendered};
-use crate::error::{CompileFailure, Error, Result};
+use crate::codegen::{layout, numbered, Rendered};
+use crate::error::{CompileFailure, Error, LayoutFigure, LayoutMismatch, Result};
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{c_char, CString};
 
@@ -109,30 +109,48 @@ const PROGRAM: &str = "monoscan.cu";
 /// Compiles `rendered` for `target`. `label` names the kernel set in errors.
 pub fn compile(rendered: &Rendered, label: &str, target: Target) -> Result<Compiled> {
     nvrtc()?;
-    let src = CString::new(rendered.source.as_bytes())
+    let opts = options(target);
+    let (program, log) = run(&rendered.source, &opts)?;
+    let Some(program) = program else {
+        return Err(compile_error(rendered, label, target, opts, log));
+    };
+    let image = match target {
+        Target::Cubin(_) => cubin(&program)?,
+        Target::Ptx(_) => ptx(&program)?.into_bytes(),
+    };
+    Ok(Compiled { target, image })
+}
+
+/// Runs NVRTC on `source`: the compiled program (`None` when compilation failed) and the log.
+fn run(source: &str, opts: &[String]) -> Result<(Option<Program>, String)> {
+    let src = CString::new(source.as_bytes())
         .map_err(|_| Error::invalid("generated source contains a NUL byte"))?;
     let name = CString::new(PROGRAM).expect("constant has no NUL");
     let prog = result::create_program(&src, Some(&name))
         .map_err(|e| Error::Nvrtc(format!("nvrtcCreateProgram: {e:?}")))?;
     let program = Program(prog);
-    let opts = options(target);
-    // SAFETY: `prog` is a live program (destroyed by `Program`'s drop after this function).
-    let compiled = unsafe { result::compile_program(program.0, &opts) };
+    // SAFETY: `prog` is a live program (destroyed by `Program`'s drop).
+    let compiled = unsafe { result::compile_program(program.0, opts) };
     // SAFETY: as above; the log is read after compilation.
     let log = unsafe { result::get_program_log(program.0) }
         .map(|raw| c_chars_to_string(&raw))
         .unwrap_or_default();
-    if compiled.is_err() {
-        return Err(compile_error(rendered, label, opts, log));
+    Ok((compiled.is_ok().then_some(program), log))
+}
+
+fn ptx(program: &Program) -> Result<String> {
+    // SAFETY: the program compiled successfully, so it holds PTX.
+    unsafe { result::get_ptx(program.0) }
+        .map(|raw| c_chars_to_string(&raw))
+        .map_err(|e| Error::Nvrtc(format!("nvrtcGetPTX: {e:?}")))
+}
+
+/// Compiles `source` to PTX for `compute_<cc>`; `None` when it does not compile.
+fn compile_ptx(source: &str, cc: u32) -> Option<String> {
+    match run(source, &options(Target::Ptx(cc))) {
+        Ok((Some(program), _)) => ptx(&program).ok(),
+        _ => None,
     }
-    let image = match target {
-        Target::Cubin(_) => cubin(&program)?,
-        // SAFETY: compilation succeeded, so the program holds PTX.
-        Target::Ptx(_) => unsafe { result::get_ptx(program.0) }
-            .map(|raw| c_chars_to_string(&raw).into_bytes())
-            .map_err(|e| Error::Nvrtc(format!("nvrtcGetPTX: {e:?}")))?,
-    };
-    Ok(Compiled { target, image })
 }
 
 struct Program(sys::nvrtcProgram);
@@ -167,9 +185,9 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Lines of `source` named by errors in an NVRTC log (`monoscan.cu(123): error: ...`).
-fn error_lines(log: &str) -> Vec<usize> {
-    let mut lines = Vec::new();
+/// The errors of an NVRTC log (`monoscan.cu(123): error: ...`): line and message, in order.
+fn errors(log: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
     for l in log.lines() {
         let Some(rest) = l.strip_prefix(PROGRAM).and_then(|r| r.strip_prefix('(')) else {
             continue;
@@ -177,64 +195,113 @@ fn error_lines(log: &str) -> Vec<usize> {
         let Some((num, tail)) = rest.split_once(')') else {
             continue;
         };
-        if tail.contains("error") {
-            if let Ok(n) = num.parse::<usize>() {
-                if !lines.contains(&n) {
-                    lines.push(n);
-                }
-            }
+        let Some(message) = tail
+            .trim_start_matches(':')
+            .trim_start()
+            .strip_prefix("error")
+        else {
+            continue;
+        };
+        let message = message
+            .trim_start_matches(|c: char| c != ':')
+            .trim_start_matches(':');
+        if let Ok(n) = num.parse::<usize>() {
+            out.push((n, message.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// Lines of `source` named by errors in an NVRTC log, each once.
+fn error_lines(log: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    for (n, _) in errors(log) {
+        if !lines.contains(&n) {
+            lines.push(n);
         }
     }
     lines
 }
 
-fn compile_error(rendered: &Rendered, label: &str, options: Vec<String>, log: String) -> Error {
-    let lines = error_lines(&log);
-    if log.contains("monoscan layout:") {
-        let elem_line = rendered
-            .source
-            .lines()
-            .find(|l| l.contains("monoscan layout: sizeof("))
-            .unwrap_or_default();
-        let (size, align) = parse_layout(&rendered.source);
-        let cuda_type = elem_line
-            .split("static_assert(sizeof(")
-            .nth(1)
-            .and_then(|s| s.split(')').next())
-            .unwrap_or("?")
-            .to_string();
-        let layout_log: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains("monoscan layout"))
-            .collect();
-        return Error::Layout {
-            cuda_type,
-            rust_size: size,
-            rust_align: align,
-            log: layout_log.join("; "),
+fn compile_error(
+    rendered: &Rendered,
+    label: &str,
+    target: Target,
+    options: Vec<String>,
+    log: String,
+) -> Error {
+    let errors = errors(&log);
+    // A layout error is a log whose every error is one of the generated layout checks (its
+    // exact message, outside the operator's snippets); anything else (an undefined type, a
+    // snippet's syntax, a snippet's own `static_assert`) is a compile error, with NVRTC's log
+    // whole.
+    let is_check = |line: usize, m: &str| {
+        !rendered.in_snippet(line)
+            && m.strip_prefix("static assertion failed with \"")
+                .and_then(|m| m.strip_suffix('"'))
+                .is_some_and(|m| rendered.layout.iter().any(|f| f.message() == m))
+    };
+    if !errors.is_empty() && errors.iter().all(|(line, m)| is_check(*line, m)) {
+        let cc = match target {
+            Target::Cubin(cc) | Target::Ptx(cc) => cc,
         };
+        return Error::Layout(Box::new(layout_mismatch(rendered, cc, &log)));
     }
+    let lines = error_lines(&log);
+    let blame = errors
+        .iter()
+        .find_map(|(line, message)| rendered.blame(*line, message));
     Error::Compile(Box::new(CompileFailure {
         kernel: label.to_string(),
         options,
-        in_user_snippet: lines.iter().any(|&l| rendered.in_snippet(l)),
+        in_user_snippet: blame.is_some() || lines.iter().any(|&l| rendered.in_snippet(l)),
+        snippet: blame.map(|b| format!("`{}`, line {}", b.snippet, b.line)),
         excerpt: numbered(&rendered.source, &lines),
         generated: rendered.source.clone(),
         log,
     }))
 }
 
-fn parse_layout(source: &str) -> (usize, usize) {
-    let grab = |key: &str| {
-        source
-            .lines()
-            .find(|l| l.contains(key))
-            .and_then(|l| l.split(key).nth(1))
-            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|d| d.parse().ok())
-            .unwrap_or(0)
-    };
-    (grab("size_of::<Elem>() = "), grab("align_of::<Elem>() = "))
+/// Every figure of the types whose checks failed, with CUDA's values read from a probe
+/// compiled for `compute_<cc>`.
+fn layout_mismatch(rendered: &Rendered, cc: u32, log: &str) -> LayoutMismatch {
+    let failed = |f: &layout::Figure| log.contains(&f.message());
+    let cuda: Option<Vec<u64>> = layout::probe(&rendered.source, &rendered.layout)
+        .and_then(|src| compile_ptx(&src, cc))
+        .and_then(|ptx| {
+            let count = rendered.layout.iter().filter(|f| f.probe.is_some()).count();
+            layout::read_probe(&ptx, count)
+        });
+    let mut values = cuda.into_iter().flatten();
+    let mut figures = Vec::new();
+    for f in &rendered.layout {
+        let cuda = f
+            .probe
+            .as_ref()
+            .and_then(|_| values.next())
+            .map(|v| v.to_string());
+        figures.push(LayoutFigure {
+            cuda_type: f.cuda_type.clone(),
+            figure: f.figure.clone(),
+            rust: f.rust.clone(),
+            cuda,
+            failed: failed(f),
+        });
+    }
+    let bad: Vec<String> = figures
+        .iter()
+        .filter(|f| f.failed)
+        .map(|f| f.cuda_type.clone())
+        .collect();
+    figures.retain(|f| bad.contains(&f.cuda_type));
+    let checks: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(layout::MESSAGE) && l.contains("error"))
+        .collect();
+    LayoutMismatch {
+        figures,
+        log: checks.join("; "),
+    }
 }
 
 #[cfg(test)]
@@ -244,8 +311,16 @@ mod tests {
     #[test]
     fn parses_error_lines() {
         let log = "monoscan.cu(12): error: identifier \"x\" is undefined\n\
-                   monoscan.cu(40): warning: unused\nmonoscan.cu(12): error: again\n";
+                   monoscan.cu(40): warning: unused\nmonoscan.cu(12): error: again\n\
+                   monoscan.cu(41): warning #940-D: missing return statement\n";
         assert_eq!(error_lines(log), vec![12]);
+        assert_eq!(
+            errors(log),
+            [
+                (12, "identifier \"x\" is undefined".to_string()),
+                (12, "again".to_string())
+            ]
+        );
     }
 
     #[test]

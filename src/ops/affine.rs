@@ -1,9 +1,10 @@
 //! Affine maps `x -> a*x + b` under composition: linear recurrences and Horner's rule.
 
 use super::scalar::Float;
-use crate::element::{guarded_definition, ident_fragment, Element};
+use crate::element::{guarded_definition, ident_fragment, CudaInit, Element};
+use crate::layout::{FieldLayout, Layout};
 use crate::monoid::{CudaOp, Monoid};
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use std::marker::PhantomData;
 
 /// The map `x -> a*x + b`.
@@ -31,6 +32,10 @@ impl<T: Float> AffineMap<T> {
 // SAFETY: `#[repr(C)]` of two `T`, matching the C++ struct of `cuda_definition`.
 unsafe impl<T: DeviceRepr> DeviceRepr for AffineMap<T> {}
 
+// SAFETY: all-zero bits are a valid `AffineMap<T>` wherever they are a valid `T` (both fields are
+// `T`s).
+unsafe impl<T: ValidAsZeroBits> ValidAsZeroBits for AffineMap<T> {}
+
 // SAFETY: the definition declares `a` then `b`, both of `T`'s C++ type.
 unsafe impl<T: Float> Element for AffineMap<T> {
     fn cuda_name() -> String {
@@ -40,6 +45,20 @@ unsafe impl<T: Float> Element for AffineMap<T> {
         let name = Self::cuda_name();
         let t = T::cuda_name();
         guarded_definition(&name, &format!("struct {name} {{ {t} a; {t} b; }};"))
+    }
+    fn cuda_layout() -> Layout {
+        Layout::structure::<Self>(vec![
+            FieldLayout::new::<T>("a", "a", std::mem::offset_of!(Self, a), &[]),
+            FieldLayout::new::<T>("b", "b", std::mem::offset_of!(Self, b), &[]),
+        ])
+    }
+    fn cuda_literal(&self) -> Option<String> {
+        Some(format!(
+            "{}{{{}, {}}}",
+            Self::cuda_name(),
+            self.a.cuda_init()?,
+            self.b.cuda_init()?
+        ))
     }
 }
 

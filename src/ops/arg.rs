@@ -8,9 +8,10 @@
 //! index `u64::MAX` (`MAX` or `MIN` with it for integers): every element beats it.
 
 use super::scalar::Scalar;
-use crate::element::{guarded_definition, ident_fragment, Element};
+use crate::element::{guarded_definition, ident_fragment, CudaInit, Element};
+use crate::layout::{FieldLayout, Layout};
 use crate::monoid::{CudaOp, Monoid};
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use std::marker::PhantomData;
 
 /// A value and its position in the input.
@@ -34,6 +35,10 @@ impl<T> Indexed<T> {
 // `cuda_definition` declares.
 unsafe impl<T: DeviceRepr> DeviceRepr for Indexed<T> {}
 
+// SAFETY: all-zero bits are a valid `Indexed<T>` wherever they are a valid `T` (the other fields
+// are integers).
+unsafe impl<T: ValidAsZeroBits> ValidAsZeroBits for Indexed<T> {}
+
 // SAFETY: the definition declares the same two fields, in the same order, with the C++ types
 // of `T` and `u64`.
 unsafe impl<T: Scalar> Element for Indexed<T> {
@@ -47,6 +52,20 @@ unsafe impl<T: Scalar> Element for Indexed<T> {
             T::cuda_name()
         );
         guarded_definition(&name, &body)
+    }
+    fn cuda_layout() -> Layout {
+        Layout::structure::<Self>(vec![
+            FieldLayout::new::<T>("value", "value", std::mem::offset_of!(Self, value), &[]),
+            FieldLayout::new::<u64>("index", "index", std::mem::offset_of!(Self, index), &[]),
+        ])
+    }
+    fn cuda_literal(&self) -> Option<String> {
+        Some(format!(
+            "{}{{{}, {}}}",
+            Self::cuda_name(),
+            self.value.cuda_init()?,
+            self.index.cuda_init()?
+        ))
     }
 }
 

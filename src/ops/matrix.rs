@@ -1,9 +1,10 @@
 //! 2x2 matrix product modulo a prime: exact and not commutative.
 
-use crate::element::{guarded_definition, Element};
+use crate::element::{guarded_definition, CudaInit, Element};
 use crate::error::{Error, Result};
+use crate::layout::{FieldLayout, Layout};
 use crate::monoid::{CudaOp, Monoid};
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 /// A 2x2 matrix of residues, row-major: `[m00, m01, m10, m11]`.
 #[repr(C)]
@@ -23,6 +24,9 @@ impl Mat2 {
 // SAFETY: `#[repr(C)]` of `[u32; 4]`, matching `struct monoscan_mat2 { unsigned int m[4]; }`.
 unsafe impl DeviceRepr for Mat2 {}
 
+// SAFETY: four `u32`s; all-zero bits are the zero matrix.
+unsafe impl ValidAsZeroBits for Mat2 {}
+
 // SAFETY: the C++ struct holds the same four `unsigned int`s in the same order.
 unsafe impl Element for Mat2 {
     fn cuda_name() -> String {
@@ -33,6 +37,17 @@ unsafe impl Element for Mat2 {
             "monoscan_mat2",
             "struct monoscan_mat2 { unsigned int m[4]; };",
         )
+    }
+    fn cuda_layout() -> Layout {
+        Layout::structure::<Self>(vec![FieldLayout::new::<u32>(
+            "m",
+            "m",
+            std::mem::offset_of!(Self, m),
+            &[4],
+        )])
+    }
+    fn cuda_literal(&self) -> Option<String> {
+        Some(format!("{}{{{}}}", Self::cuda_name(), self.m.cuda_init()?))
     }
 }
 

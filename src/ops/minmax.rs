@@ -1,9 +1,10 @@
 //! `(min, max)` in one pass.
 
 use super::scalar::Scalar;
-use crate::element::{guarded_definition, ident_fragment, Element};
+use crate::element::{guarded_definition, ident_fragment, CudaInit, Element};
+use crate::layout::{FieldLayout, Layout};
 use crate::monoid::{CudaOp, Monoid};
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use std::marker::PhantomData;
 
 /// The least and greatest values of a range.
@@ -26,6 +27,10 @@ impl<T: Copy> MinMaxPair<T> {
 // SAFETY: `#[repr(C)]` of two `T`, matching the C++ struct of `cuda_definition`.
 unsafe impl<T: DeviceRepr> DeviceRepr for MinMaxPair<T> {}
 
+// SAFETY: all-zero bits are a valid `MinMaxPair<T>` wherever they are a valid `T` (both fields are
+// `T`s).
+unsafe impl<T: ValidAsZeroBits> ValidAsZeroBits for MinMaxPair<T> {}
+
 // SAFETY: the definition declares two fields of `T`'s C++ type, in the Rust order.
 unsafe impl<T: Scalar> Element for MinMaxPair<T> {
     fn cuda_name() -> String {
@@ -35,6 +40,20 @@ unsafe impl<T: Scalar> Element for MinMaxPair<T> {
         let name = Self::cuda_name();
         let t = T::cuda_name();
         guarded_definition(&name, &format!("struct {name} {{ {t} min; {t} max; }};"))
+    }
+    fn cuda_layout() -> Layout {
+        Layout::structure::<Self>(vec![
+            FieldLayout::new::<T>("min", "min", std::mem::offset_of!(Self, min), &[]),
+            FieldLayout::new::<T>("max", "max", std::mem::offset_of!(Self, max), &[]),
+        ])
+    }
+    fn cuda_literal(&self) -> Option<String> {
+        Some(format!(
+            "{}{{{}, {}}}",
+            Self::cuda_name(),
+            self.min.cuda_init()?,
+            self.max.cuda_init()?
+        ))
     }
 }
 

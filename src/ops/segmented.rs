@@ -1,8 +1,9 @@
 //! Lifting any monoid to segments: restart at flagged elements.
 
-use crate::element::{guarded_definition, ident_fragment, Element};
+use crate::element::{guarded_definition, ident_fragment, CudaInit, Element};
+use crate::layout::{FieldLayout, Layout};
 use crate::monoid::{CudaOp, Monoid};
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 /// A value with a segment-head flag (nonzero: a new segment starts here).
 #[repr(C)]
@@ -37,6 +38,10 @@ impl<T> Flagged<T> {
 // SAFETY: `#[repr(C)]` of `T` and `u32`, matching the C++ struct of `cuda_definition`.
 unsafe impl<T: DeviceRepr> DeviceRepr for Flagged<T> {}
 
+// SAFETY: all-zero bits are a valid `Flagged<T>` wherever they are a valid `T` (the other fields
+// are integers).
+unsafe impl<T: ValidAsZeroBits> ValidAsZeroBits for Flagged<T> {}
+
 // SAFETY: the definition declares `value` of `T`'s C++ type, then `unsigned int flag`.
 unsafe impl<T: Element> Element for Flagged<T> {
     fn cuda_name() -> String {
@@ -53,6 +58,20 @@ unsafe impl<T: Element> Element for Flagged<T> {
             ),
         );
         format!("{inner}{own}")
+    }
+    fn cuda_layout() -> Layout {
+        Layout::structure::<Self>(vec![
+            FieldLayout::new::<T>("value", "value", std::mem::offset_of!(Self, value), &[]),
+            FieldLayout::new::<u32>("flag", "flag", std::mem::offset_of!(Self, flag), &[]),
+        ])
+    }
+    fn cuda_literal(&self) -> Option<String> {
+        Some(format!(
+            "{}{{{}, {}}}",
+            Self::cuda_name(),
+            self.value.cuda_init()?,
+            self.flag.cuda_init()?
+        ))
     }
 }
 
