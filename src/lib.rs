@@ -92,6 +92,7 @@ pub use cudarc::driver::DeviceRepr;
 pub use element::Element;
 pub use error::{CompileFailure, Error, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
+pub use gpu::{PrepareReport, Prepared};
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
 pub use monoscan_derive::Element;

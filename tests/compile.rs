@@ -12,6 +12,7 @@ use common::gpu::nvrtc;
 use monoscan::codegen::{render, Entry, KernelSet, KernelSpec, Rendered};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
+use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::{policy, DeviceLimits, Purpose, ShapeChoice, Tuning};
 use monoscan::{CudaOp, Element, Error, Map, Monoid};
 use std::collections::BTreeSet;
@@ -138,11 +139,16 @@ fn assert_entries(op: &CudaOp, set: KernelSet, rendered: &Rendered, image: &[u8]
     }
 }
 
-/// Renders `set` of `op` (instrumented or not), compiles it for `target` and checks its entry
-/// points.
+/// Renders `set` of `op` (instrumented or not, in the combine form the policy picks for it),
+/// compiles it for `target` and checks its entry points.
 fn build(op: &CudaOp, set: KernelSet, instrument: bool, target: Target) {
-    let rendered = render(op, &KernelSpec { set, instrument })
-        .unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+    let combine = policy::combine_form(&CombineCost::of(op), &Tuning::default());
+    let spec = KernelSpec {
+        set,
+        instrument,
+        combine,
+    };
+    let rendered = render(op, &spec).unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
     let out = compile(&rendered, &op.name, target)
         .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
     assert!(!out.image.is_empty());

@@ -10,7 +10,7 @@ mod families;
 mod op;
 mod spec;
 
-pub use spec::{Entry, KernelSet, KernelSpec};
+pub use spec::{CombineForm, Entry, KernelSet, KernelSpec};
 
 use crate::error::{Error, Result};
 use crate::monoid::CudaOp;
@@ -55,6 +55,7 @@ struct PreludeCtx<'a> {
     elem_size: usize,
     elem_align: usize,
     instrument: bool,
+    outlined: bool,
     check: bool,
     map: bool,
     map_name: &'a str,
@@ -101,6 +102,7 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             elem_size: op.elem_size,
             elem_align: op.elem_align,
             instrument: spec.instrument,
+            outlined: spec.combine == CombineForm::Outlined,
             check: spec.set == KernelSet::Check,
             map: op.input.is_some(),
             map_name: op.input.as_ref().map_or("", |m| m.name.as_str()),

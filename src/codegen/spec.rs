@@ -213,6 +213,50 @@ impl KernelSet {
     }
 }
 
+/// How the kernels call the operator's combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CombineForm {
+    /// Inlined at every use, into fully unrolled tiles: the fastest code for cheap combines,
+    /// and what every cheap combine gets.
+    #[default]
+    Inline,
+    /// One non-inlined copy, called with its operands by value: the code of a tile then grows
+    /// by a call per use instead of by a copy of the combine, which keeps the compile time of
+    /// expensive combines (64-bit remainders, transcendental functions, divisions) near that
+    /// of cheap ones. [`crate::tuning::policy::combine_form`] picks it from the combine's
+    /// estimated cost.
+    Outlined,
+}
+
+impl CombineForm {
+    /// `inline` or `outlined`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CombineForm::Inline => "inline",
+            CombineForm::Outlined => "outlined",
+        }
+    }
+}
+
+impl std::fmt::Display for CombineForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for CombineForm {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        match s {
+            "inline" => Ok(CombineForm::Inline),
+            "outlined" => Ok(CombineForm::Outlined),
+            _ => Err(crate::error::Error::invalid(format!(
+                "combine form `{s}`: expected inline or outlined"
+            ))),
+        }
+    }
+}
+
 /// What to generate for one operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KernelSpec {
@@ -220,14 +264,38 @@ pub struct KernelSpec {
     pub set: KernelSet,
     /// Count every combine in a device global (`ms_combine_count`): for `monoscan lab` only.
     pub instrument: bool,
+    /// How the kernels call the combine.
+    pub combine: CombineForm,
 }
 
 impl KernelSpec {
-    /// A normal (uninstrumented) module.
+    /// A normal (uninstrumented) module with the combine inlined. The form the library picks
+    /// for an operator is [`crate::tuning::plan::Plan::spec`]'s.
     pub fn new(set: KernelSet) -> Self {
         KernelSpec {
             set,
             instrument: false,
+            combine: CombineForm::Inline,
         }
+    }
+
+    /// The same module with the combine in `form`.
+    pub fn with_combine(self, form: CombineForm) -> Self {
+        KernelSpec {
+            combine: form,
+            ..self
+        }
+    }
+
+    /// `single-pass-b256x32x1-packed64`, with ` outlined` and ` instrumented` where they apply.
+    pub fn name(&self) -> String {
+        let mut name = self.set.name();
+        if self.combine == CombineForm::Outlined {
+            name.push_str(" outlined");
+        }
+        if self.instrument {
+            name.push_str(" instrumented");
+        }
+        name
     }
 }
