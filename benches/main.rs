@@ -1,6 +1,8 @@
 //! Criterion benches: `cargo bench` (GPU parts skip without a GPU, compile parts without NVRTC).
 //!
-//! - `compile`: cold NVRTC compile, disk-cache hit and memory-cache hit of typical kernel sets;
+//! - `jit`: JIT latency per operator class: cold compiles (parallel, and serial with the
+//!   combine inlined for comparison), disk-cache and memory-cache hits, and on a GPU
+//!   `Scanner::prepare` and a first scan of 2^10 elements (`topics/compile.rs`);
 //! - `scan`: inclusive scans on the GPU (all algorithms) and the CPU backends;
 //! - `reduce`: reductions, likewise.
 //!

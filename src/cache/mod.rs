@@ -15,6 +15,7 @@ mod fetch;
 mod intern;
 pub mod key;
 mod warm;
+mod words;
 
 pub use disk::{read_entry, Entry, Kind, MAX_ENTRY_BYTES, STALE_TMP};
 pub use fetch::{Fetched, Origin};
@@ -27,11 +28,11 @@ use crate::jit::{self, Compiled, Target};
 use crate::monoid::CudaOp;
 use disk::{Disk, Loaded};
 use intern::Interner;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
+pub(crate) use words::WordMap;
 
 /// Where compiled kernels are kept on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +113,7 @@ struct Slot {
 #[derive(Debug)]
 pub struct KernelCache {
     disk: Option<Disk>,
-    memory: Mutex<HashMap<MemKey, Arc<Slot>>>,
+    memory: Mutex<WordMap<MemKey, Arc<Slot>>>,
     ops: Interner,
     memory_hits: AtomicU64,
     disk_hits: AtomicU64,
@@ -126,7 +127,7 @@ impl KernelCache {
     pub fn new(config: CacheConfig) -> Self {
         KernelCache {
             disk: config.dir.map(Disk::new),
-            memory: Mutex::new(HashMap::new()),
+            memory: Mutex::new(WordMap::default()),
             ops: Interner::default(),
             memory_hits: AtomicU64::new(0),
             disk_hits: AtomicU64::new(0),
@@ -164,7 +165,7 @@ impl KernelCache {
         self.lock().clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<MemKey, Arc<Slot>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WordMap<MemKey, Arc<Slot>>> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
     }
 

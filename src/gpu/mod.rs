@@ -25,7 +25,7 @@ pub use module::KernelInfo;
 pub use prepare::{PrepareReport, Prepared};
 pub use scanner::{MappedScanner, Scanner};
 
-use crate::cache::{Fetched, KernelCache, OpKey};
+use crate::cache::{Fetched, KernelCache, OpKey, WordMap};
 use crate::codegen::{self, KernelSpec};
 use crate::element::Element;
 use crate::error::Result;
@@ -41,7 +41,6 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use module::Loaded;
 use scratch::Scratch;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One CUDA device, ready to scan.
@@ -68,7 +67,7 @@ pub struct Gpu {
     cache: Arc<KernelCache>,
     tuning: Tuning,
     /// Loaded modules, by the operator's identity in `cache` and the module.
-    modules: Mutex<HashMap<(u64, KernelSpec), Arc<Loaded>>>,
+    modules: Mutex<WordMap<(u64, KernelSpec), Arc<Loaded>>>,
     scratch: Mutex<Scratch>,
     /// The floors' and the timer's kernels (`templates/baseline.cu`), loaded on first use.
     baseline: Mutex<Option<Arc<CudaModule>>>,
@@ -117,7 +116,7 @@ impl Gpu {
             target,
             cache,
             tuning: Tuning::default(),
-            modules: Mutex::new(HashMap::new()),
+            modules: Mutex::new(WordMap::default()),
             scratch: Mutex::new(Scratch::default()),
             baseline: Mutex::new(None),
             deterministic: false,
@@ -414,7 +413,7 @@ impl Gpu {
         Ok(module.load_function(name)?)
     }
 
-    fn lock_modules(&self) -> MutexGuard<'_, HashMap<(u64, KernelSpec), Arc<Loaded>>> {
+    fn lock_modules(&self) -> MutexGuard<'_, WordMap<(u64, KernelSpec), Arc<Loaded>>> {
         self.modules.lock().unwrap_or_else(|p| p.into_inner())
     }
 

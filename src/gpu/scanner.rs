@@ -17,6 +17,13 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 /// cudarc `CudaSlice` or `CudaView`; outputs any `CudaSlice` or `CudaViewMut`. Kernels are
 /// compiled (or loaded from the caches) on first use and kept by the scanner.
 ///
+/// [`Gpu::scanner`] builds the operator's description once ([`Monoid::cuda`]) and finds it
+/// among the operators the Gpu's cache has seen (one hash of the description); the scanner's
+/// calls then look up only the modules it holds, rendering and hashing nothing. For many
+/// calls with one operator, keep the scanner: building the description is the larger part of
+/// a new scanner's cost (about 0.5 µs for `Sum<i32>`, 2.4 µs for `Affine<f64>` on a 2-core
+/// development machine).
+///
 /// ```
 /// use monoscan::{Algorithm, Gpu, ops::{Affine, AffineMap}};
 /// # fn main() -> monoscan::Result<()> {
