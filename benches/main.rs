@@ -4,13 +4,19 @@
 //!   combine inlined for comparison), disk-cache and memory-cache hits, and on a GPU
 //!   `Scanner::prepare` and a first scan of 2^10 elements (`topics/compile.rs`);
 //! - `scan`: inclusive scans on the GPU (all algorithms) and the CPU backends;
-//! - `reduce`: reductions, likewise.
+//! - `reduce`: reductions, likewise;
+//! - `combine-form-<op>`: scans of the operators the cost policy outlines, inlined and
+//!   outlined (`topics/combine_form.rs`).
 //!
 //! Throughput counts bytes read + written (`2 n size_of::<T>()` for a scan, `n size_of` for a
 //! reduce), the same formula as the copy baseline of `monoscan bench`.
 
 use criterion::{criterion_group, criterion_main};
 
+#[path = "../tests/common/classes.rs"]
+mod classes;
+#[path = "topics/combine_form.rs"]
+mod combine_form;
 #[path = "topics/compile.rs"]
 mod compile;
 #[path = "topics/reduce.rs"]
@@ -18,5 +24,11 @@ mod reduce;
 #[path = "topics/scan.rs"]
 mod scan;
 
-criterion_group!(benches, compile::bench, scan::bench, reduce::bench);
+criterion_group!(
+    benches,
+    compile::bench,
+    scan::bench,
+    reduce::bench,
+    combine_form::bench
+);
 criterion_main!(benches);

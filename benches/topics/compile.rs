@@ -16,10 +16,7 @@
 //! `jit/first-scan-2^10` a first inclusive scan of 2^10 elements on a new `Gpu` with an empty
 //! cache.
 
-#[path = "../../tests/common/classes.rs"]
-mod classes;
-
-use classes::{AffineModP, LinearU32, LogSumExp, Welford};
+use crate::classes::{AffineModP, LinearU32, LogSumExp, Welford};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode};
 use monoscan::cache::{CacheConfig, KernelCache, OpKey, Warm};
 use monoscan::codegen::{CombineForm, KernelSpec};
