@@ -328,10 +328,10 @@ fn cache_warm_compiles_once_then_finds_everything_on_disk() {
     let out = monoscan_with_cache(args, dir.path());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
-    // sum i32, sum f64 and affine f64, each with the 4 modules of the default path on sm_80
+    // sum i32, sum f64 and affine f64, each with the 5 modules of the default path on sm_80
     // and sm_90.
     assert!(
-        text.contains("24 module(s): 24 compiled, 0 from disk"),
+        text.contains("30 module(s): 30 compiled, 0 from disk"),
         "{text}"
     );
     assert!(
@@ -342,11 +342,11 @@ fn cache_warm_compiles_once_then_finds_everything_on_disk() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(
-        text.contains("24 module(s): 0 compiled, 24 from disk"),
+        text.contains("30 module(s): 0 compiled, 30 from disk"),
         "{text}"
     );
     let out = monoscan_with_cache("cache list", dir.path());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("24 module(s)"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("30 module(s)"));
     // Other algorithms add their own modules.
     let out = monoscan_with_cache(
         "cache warm --arch 90 --op matmod --algos brent-kung --quiet",

@@ -55,7 +55,7 @@ fn selects(op: &CudaOp) -> bool {
 }
 
 /// Every set the library generates for `op` on sm_`cc`: the textbook, tiled, single-pass and
-/// one-tile families in the policy's shapes, the staged scan where the element size and the
+/// one-tile families in the policy's shapes (the one-tile scan also in the single-pass shape), the staged scan where the element size and the
 /// architecture allow it (by tensor copies on sm_90 by default, by `cp.async` there with
 /// `tma: false`), compaction's sets for u32 counts with an input map, and the check set.
 fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
@@ -80,6 +80,11 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
         KernelSet::OneTile(shape(Purpose::OneTile, &tuning)),
         KernelSet::Check,
     ];
+    // Inputs of one single-pass tile: the one-tile scan in the single-pass shape.
+    let one_big = KernelSet::OneTile(shape(Purpose::SinglePass, &tuning));
+    if !sets.contains(&one_big) {
+        sets.push(one_big);
+    }
     let staged = shape(Purpose::Staged, &tuning);
     // Elements whose size divides 16 get the staged scan (sm_80 and newer); on sm_90 and newer
     // its tiles (one 128-byte run per thread) load by tensor copies.

@@ -99,7 +99,7 @@ impl KernelCache {
     /// let cache = KernelCache::new(CacheConfig::dir(&dir));
     /// match cache.warm(&[Sum::<i32>::new().cuda()], &Warm::new([90])) {
     ///     Ok(report) => {
-    ///         // A later process reads all four modules of the default path from disk.
+    ///         // A later process reads every module of the default path from disk.
     ///         let again = KernelCache::new(CacheConfig::dir(&dir));
     ///         let report2 = again.warm(&[Sum::<i32>::new().cuda()], &Warm::new([90]))?;
     ///         assert_eq!(report2.count(Origin::Disk), report.modules.len());

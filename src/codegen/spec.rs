@@ -109,14 +109,16 @@ pub enum KernelSet {
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
     ReduceThenScan(TileShape),
-    /// The single-pass scan with its tile in registers, and the one-tile scan in the same
-    /// shape (`single_pass.cu`).
+    /// The single-pass scan with its tile in registers (`single_pass.cu`). Inputs of one such
+    /// tile are scanned by the one-tile scan in the same shape, a module of its own
+    /// ([`KernelSet::OneTile`]), so that the two compile in parallel.
     SinglePass(TileShape),
     /// The single-pass scan with its tile staged in shared memory, by `cp.async` or (a shape
     /// with `tma`) by tensor copies (`staged_scan.cu`).
     StagedScan(TileShape),
-    /// The one-tile scan alone, in a tile sized for small inputs: one launch of one block that
-    /// carries little padding (`one_tile.cu`).
+    /// The one-tile scan alone: one launch of one block, in a tile sized for small inputs (it
+    /// carries little padding) or in the single-pass shape for inputs of one such tile
+    /// (`one_tile.cu`).
     OneTile(TileShape),
     /// Stream compaction in one pass with the tile held in registers: the single-pass scan of
     /// the map's keep counts fused with the scatter (`select_registers.cu`; u32 counts,
@@ -173,7 +175,7 @@ impl KernelSet {
             KernelSet::BrentKung { .. } => &[Entry::Fill, Entry::BkScan, Entry::AddCarry],
             KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
-            KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass, Entry::TileScan],
+            KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
             KernelSet::StagedScan(_) => &[Entry::Fill, Entry::ScanStaged],
             KernelSet::OneTile(_) => &[Entry::Fill, Entry::TileScan],
             KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],

@@ -282,8 +282,8 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
     unsafe { launch::tile_scan(stream, &k, sc.mapped, &args) }
 }
 
-/// One launch of `set`: the one-tile scan (the one-tile set, or a single-pass set's tile
-/// for inputs that fit one), else the decoupled look-back scan (staged or in registers).
+/// One launch of `set`: the one-tile scan (a one-tile set, in the small or the single-pass
+/// shape), else the decoupled look-back scan (staged or in registers).
 fn single_pass<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     set: KernelSet,
@@ -302,7 +302,13 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     let stream = &sc.gpu.stream;
     let identity = sc.m.identity();
     let n = inp.len();
-    if n <= shape.tile() && !shape.staged {
+    if let KernelSet::OneTile(_) = set {
+        if n > shape.tile() {
+            return Err(Error::invalid(format!(
+                "internal: {n} elements in a one-tile scan of {}",
+                shape.tile()
+            )));
+        }
         // One block.
         let args = TileScan {
             inp,

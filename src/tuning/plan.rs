@@ -25,8 +25,9 @@ use std::sync::OnceLock;
 /// let small = plan.scan_set(Algorithm::Auto, 1 << 10, true)?;
 /// assert!(matches!(small, KernelSet::OneTile(_)));
 /// assert!(matches!(plan.scan_set(Algorithm::Auto, 1 << 24, true)?, KernelSet::StagedScan(_)));
-/// // `prepare` compiles every set the default algorithm may load.
-/// assert_eq!(plan.sets(Algorithm::Auto)?.len(), 4);
+/// // `prepare` compiles every set the default algorithm may load: the single-pass scan, its
+/// // staged form, the tiled reduce, and the one-tile scan in the single-pass and small shapes.
+/// assert_eq!(plan.sets(Algorithm::Auto)?.len(), 5);
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 #[derive(Debug)]
@@ -134,13 +135,10 @@ impl Plan {
                 let register = self.shape(Purpose::SinglePass)?;
                 if n <= register.tile() {
                     // One block: the small one-tile kernel when the input fits it (less
-                    // padding to fold and scan), else the single-pass shape's tile.
+                    // padding to fold and scan), else the one-tile kernel in the single-pass
+                    // shape.
                     let one = self.shape(Purpose::OneTile)?;
-                    if n <= one.tile() {
-                        KernelSet::OneTile(one)
-                    } else {
-                        KernelSet::SinglePass(register)
-                    }
+                    KernelSet::OneTile(if n <= one.tile() { one } else { register })
                 } else {
                     let staged = self.shape(Purpose::Staged)?;
                     if staged.staged && aligned {
@@ -164,7 +162,8 @@ impl Plan {
     }
 
     /// Every module scans and reductions of any size under `algorithm` may load, the
-    /// costliest to compile first.
+    /// costliest to compile first (each module is compiled on a thread of its own, so the
+    /// longest one bounds `prepare`: the look-back scans keep their one-tile form out).
     pub fn sets(&self, algorithm: Algorithm) -> Result<Vec<KernelSet>> {
         let tb = || self.textbook_block();
         let tiles = || self.shape(Purpose::Tiles);
@@ -187,12 +186,17 @@ impl Plan {
             ],
             Algorithm::SinglePass | Algorithm::Auto => {
                 let staged = self.shape(Purpose::Staged)?;
-                let mut sets = vec![KernelSet::SinglePass(self.shape(Purpose::SinglePass)?)];
+                let register = self.shape(Purpose::SinglePass)?;
+                let one = self.shape(Purpose::OneTile)?;
+                let mut sets = vec![KernelSet::SinglePass(register)];
                 if staged.staged {
                     sets.push(KernelSet::StagedScan(staged));
                 }
                 sets.push(KernelSet::TiledReduce(tiles()?));
-                sets.push(KernelSet::OneTile(self.shape(Purpose::OneTile)?));
+                sets.push(KernelSet::OneTile(register));
+                if one != register {
+                    sets.push(KernelSet::OneTile(one));
+                }
                 sets
             }
         })
@@ -230,10 +234,10 @@ mod tests {
         let scan = |n, aligned| p.scan_set(Algorithm::Auto, n, aligned).unwrap();
         assert_eq!(scan(0, true), KernelSet::OneTile(one));
         assert_eq!(scan(one.tile(), true), KernelSet::OneTile(one));
-        assert_eq!(scan(one.tile() + 1, true), KernelSet::SinglePass(sp));
-        assert_eq!(scan(sp.tile(), true), KernelSet::SinglePass(sp));
-        assert_eq!(scan(sp.tile() + 1, true), KernelSet::StagedScan(staged));
+        assert_eq!(scan(one.tile() + 1, true), KernelSet::OneTile(sp));
+        assert_eq!(scan(sp.tile(), true), KernelSet::OneTile(sp));
         assert_eq!(scan(sp.tile() + 1, false), KernelSet::SinglePass(sp));
+        assert_eq!(scan(sp.tile() + 1, true), KernelSet::StagedScan(staged));
         // Every set a call loads is one `sets` lists.
         let all = p.sets(Algorithm::Auto).unwrap();
         for n in [0, 1, one.tile(), sp.tile(), 1 << 20] {
@@ -251,7 +255,7 @@ mod tests {
         );
         // Before sm_80 there is no staged scan.
         let turing = plan(&Sum::<i32>::new().cuda(), 75);
-        assert_eq!(turing.sets(Algorithm::Auto).unwrap().len(), 3);
+        assert_eq!(turing.sets(Algorithm::Auto).unwrap().len(), 4);
     }
 
     #[test]
