@@ -47,10 +47,10 @@ pub const INLINE_MAX_WEIGHT: u32 = 24;
 /// Every tiled kernel unrolls its tile: a thread's items, the warp and block scans, the
 /// look-back's window. An inlined expensive combine is copied into every one of those places,
 /// and NVRTC's optimizer and ptxas then take seconds: measured with NVRTC 13.0 for sm_90 (on
-/// a 2-core machine, CPU time of one compile), the single-pass set of an f64 log-sum-exp
-/// (`exp`, `log1p`) takes 10.6 s inlined and 0.56 s outlined, of 16-byte affine maps modulo a
-/// 32-bit prime (64-bit remainders) 14.8 s and 1.0 s, and their tiled reduce 6.4 s and 0.3 s,
-/// against 0.5 to 0.8 s for the same set of sum i32. Cheap combines stay inlined: their
+/// a 2-core machine, one compile at a time), the single-pass module of an f64 log-sum-exp
+/// (`exp`, `log1p`) takes 3.6 s inlined and 0.24 s outlined, of 16-byte affine maps modulo a
+/// 32-bit prime (64-bit remainders) 3.7 s and 0.30 s, and the latter's tiled reduce 3.2 s and
+/// 0.17 s, against 0.14 to 0.39 s for every module of sum i32 (`docs/performance.md`). Cheap combines stay inlined: their
 /// generated source, and so their machine code, is what it would be without this policy.
 /// Items per thread do not depend on the form: outlined, a tile's code grows by one call per
 /// item, and fewer items would add block-level combines per element, which a compute-bound
