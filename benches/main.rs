@@ -1,14 +1,22 @@
 //! Criterion benches: `cargo bench` (GPU parts skip without a GPU, compile parts without NVRTC).
 //!
-//! - `compile`: cold NVRTC compile, disk-cache hit and memory-cache hit of typical kernel sets;
+//! - `jit`: JIT latency per operator class: cold compiles (parallel, and serial with the
+//!   combine inlined for comparison), disk-cache and memory-cache hits, and on a GPU
+//!   `Scanner::prepare` and a first scan of 2^10 elements (`topics/compile.rs`);
 //! - `scan`: inclusive scans on the GPU (all algorithms) and the CPU backends;
-//! - `reduce`: reductions, likewise.
+//! - `reduce`: reductions, likewise;
+//! - `combine-form-<op>`: scans of the operators the cost policy outlines, inlined and
+//!   outlined (`topics/combine_form.rs`).
 //!
 //! Throughput counts bytes read + written (`2 n size_of::<T>()` for a scan, `n size_of` for a
 //! reduce), the same formula as the copy baseline of `monoscan bench`.
 
 use criterion::{criterion_group, criterion_main};
 
+#[path = "../tests/common/classes.rs"]
+mod classes;
+#[path = "topics/combine_form.rs"]
+mod combine_form;
 #[path = "topics/compile.rs"]
 mod compile;
 #[path = "topics/reduce.rs"]
@@ -16,5 +24,11 @@ mod reduce;
 #[path = "topics/scan.rs"]
 mod scan;
 
-criterion_group!(benches, compile::bench, scan::bench, reduce::bench);
+criterion_group!(
+    benches,
+    compile::bench,
+    scan::bench,
+    reduce::bench,
+    combine_form::bench
+);
 criterion_main!(benches);

@@ -170,6 +170,7 @@ pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedS
 #[cfg(feature = "f16")]
 #[cfg_attr(docsrs, doc(cfg(feature = "f16")))]
 pub use half;
+pub use gpu::{PrepareReport, Prepared};
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
 pub use monoscan_derive::{device, operator, Element};

@@ -13,12 +13,17 @@ typedef unsigned int ms_u32;
 __device__ ms_u64 ms_combine_count;
 {% endif %}
 // The one interface every algorithm uses; no algorithm knows the operator.
-struct MsOp {
+{% if outlined %}// The combine is outlined: one copy, called with its operands by value (in registers), so
+// that unrolled tiles grow by a call per use rather than by a copy of an expensive combine.
+static __device__ __noinline__ {{ elem }} ms_combine_outlined({{ elem }} a, {{ elem }} b) {
+    return {{ op_struct }}::combine(a, b);
+}
+{% endif %}struct MsOp {
     typedef {{ elem }} T;
     static __device__ __forceinline__ T identity() { return {{ op_struct }}::identity(); }
     static __device__ __forceinline__ T combine(const T& a, const T& b) {
 {% if instrument %}        atomicAdd(&ms_combine_count, 1ULL);
-{% endif %}        return {{ op_struct }}::combine(a, b);
+{% endif %}        return {% if outlined %}ms_combine_outlined{% else %}{{ op_struct }}::combine{% endif %}(a, b);
     }
 };
 typedef MsOp::T ms_elem;

@@ -1,5 +1,4 @@
 {% include "lib/tile.cuh" %}
-{% include "lib/tile_scan.cuh" %}
 {% include "lib/lookback.cuh" %}
 // ---- The single-pass scan with its tile in registers (`scan_single_pass`): one block per
 // tile, tiles numbered by claim order, each tile's prefix from the decoupled look-back ----

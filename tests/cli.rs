@@ -442,3 +442,95 @@ fn check_refuses_what_it_cannot_check() {
     fails("check --cases 0", 2, "--cases");
     fails("check --op nope", 2, "invalid value|nope");
 }
+
+/// Runs `monoscan <args>` with the disk cache in `dir`.
+fn monoscan_with_cache(args: &str, dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_monoscan"))
+        .args(args.split_whitespace())
+        .env("MONOSCAN_CACHE_DIR", dir)
+        .output()
+        .expect("the monoscan binary runs")
+}
+
+/// Whether NVRTC is loadable; says why not, or fails under MONOSCAN_REQUIRE_NVRTC=1.
+fn nvrtc() -> bool {
+    match monoscan::jit::nvrtc() {
+        Ok(_) => true,
+        Err(e) => {
+            let required = std::env::var("MONOSCAN_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "MONOSCAN_REQUIRE_NVRTC=1 but NVRTC is missing: {e}"
+            );
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+#[test]
+fn cache_warm_compiles_once_then_finds_everything_on_disk() {
+    if !nvrtc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = "cache warm --arch 90,80 --op sum,affine --dtype i32,f64";
+    let out = monoscan_with_cache(args, dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // sum i32, sum f64 and affine f64, each with the 5 modules of the default path on sm_80
+    // and sm_90.
+    assert!(
+        text.contains("30 module(s): 30 compiled, 0 from disk"),
+        "{text}"
+    );
+    assert!(
+        text.contains("affine_f64 single-pass") && text.contains("(sm_80)"),
+        "{text}"
+    );
+    let out = monoscan_with_cache(&format!("{args} --quiet"), dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.contains("30 module(s): 0 compiled, 30 from disk"),
+        "{text}"
+    );
+    let out = monoscan_with_cache("cache list", dir.path());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("30 module(s)"));
+    // Other algorithms add their own modules.
+    let out = monoscan_with_cache(
+        "cache warm --arch 90 --op matmod --algos brent-kung --quiet",
+        dir.path(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 module(s): 2 compiled"), "{text}");
+}
+
+#[test]
+fn cache_warm_refuses_what_it_cannot_warm() {
+    let dir = tempfile::tempdir().unwrap();
+    let fails_with = |args: &str, code: i32, want: &str| {
+        let out = monoscan_with_cache(args, dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args}: {err}");
+        assert!(err.contains(want), "{args}: {want:?} missing from {err:?}");
+    };
+    fails_with(
+        "cache warm --arch 90 --op matmod --dtype i32",
+        2,
+        "no operator accepts",
+    );
+    fails_with("cache warm --arch ninety", 2, "invalid value");
+    fails_with(
+        "cache warm --arch 90 --algos fastest",
+        2,
+        "unknown algorithm",
+    );
+    if nvrtc() {
+        fails_with(
+            "cache warm --arch 10 --op sum --dtype i32",
+            1,
+            "cannot compile for",
+        );
+    }
+}

@@ -12,6 +12,7 @@ use common::gpu::nvrtc;
 use monoscan::codegen::{render, Entry, KernelSet, KernelSpec, Rendered};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
+use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::{policy, DeviceLimits, Purpose, ShapeChoice, Tuning};
 use monoscan::{CudaOp, Element, Error, Map, Monoid};
 use std::collections::BTreeSet;
@@ -56,7 +57,7 @@ fn selects(op: &CudaOp) -> bool {
 }
 
 /// Every set the library generates for `op` on sm_`cc`: the textbook, tiled, single-pass and
-/// one-tile families in the policy's shapes, the staged scan where the element size and the
+/// one-tile families in the policy's shapes (the one-tile scan also in the single-pass shape), the staged scan where the element size and the
 /// architecture allow it (by tensor copies on sm_90 by default, by `cp.async` there with
 /// `tma: false`), compaction's sets for u32 counts with an input map, and the check set.
 fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
@@ -81,6 +82,11 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
         KernelSet::OneTile(shape(Purpose::OneTile, &tuning)),
         KernelSet::Check,
     ];
+    // Inputs of one single-pass tile: the one-tile scan in the single-pass shape.
+    let one_big = KernelSet::OneTile(shape(Purpose::SinglePass, &tuning));
+    if !sets.contains(&one_big) {
+        sets.push(one_big);
+    }
     let staged = shape(Purpose::Staged, &tuning);
     // Elements whose size divides 16 get the staged scan (sm_80 and newer); on sm_90 and newer
     // its tiles (one 128-byte run per thread) load by tensor copies.
@@ -141,11 +147,16 @@ fn assert_entries(op: &CudaOp, set: KernelSet, rendered: &Rendered, image: &[u8]
     }
 }
 
-/// Renders `set` of `op` (instrumented or not), compiles it for `target` and checks its entry
-/// points.
+/// Renders `set` of `op` (instrumented or not, in the combine form the policy picks for it),
+/// compiles it for `target` and checks its entry points.
 fn build(op: &CudaOp, set: KernelSet, instrument: bool, target: Target) {
-    let rendered = render(op, &KernelSpec { set, instrument })
-        .unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+    let combine = policy::combine_form(&CombineCost::of(op), &Tuning::default());
+    let spec = KernelSpec {
+        set,
+        instrument,
+        combine,
+    };
+    let rendered = render(op, &spec).unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
     let out = compile(&rendered, &op.name, target)
         .unwrap_or_else(|e| panic!("{} {} for {target:?}: {e}", op.name, set.name()));
     assert!(!out.image.is_empty());

@@ -1,25 +1,38 @@
 //! Compiled-kernel caches: in memory (per process) and on disk (across processes).
 //!
-//! [`KernelCache::get`] turns an operator and a [`KernelSpec`] into a compiled module: a memory
-//! hit costs a hash-map lookup; otherwise the source is rendered, its [`key`] derived, and the
-//! disk entry loaded and verified (it must have been written for this very key); only when both
-//! miss does NVRTC run, and the result is written back. `docs/cache.md` states what the disk
-//! layer guarantees. Loaded driver modules are cached per device by [`crate::Gpu`] on top of this.
+//! An operator is interned once per cache ([`KernelCache::intern`]): equal [`CudaOp`]s get the
+//! same [`OpKey`], whose identity keys the memory layer. [`KernelCache::fetch`] turns an
+//! interned operator and a [`KernelSpec`] into a compiled module: a memory hit looks up a few
+//! words; otherwise the source is rendered, its [`key`] derived, and the disk entry loaded and
+//! verified (it must have been written for this very key); only when both miss does NVRTC run,
+//! and the result is written back. [`KernelCache::fetch_all`] compiles many modules in
+//! parallel, and [`KernelCache::warm`] fills the disk layer ahead of time, without a GPU.
+//! `docs/cache.md` states what the disk layer guarantees. Loaded driver modules are cached per
+//! device by [`crate::Gpu`] on top of this.
 
 mod disk;
+mod fetch;
+mod intern;
 pub mod key;
+mod warm;
+mod words;
 
 pub use disk::{read_entry, Entry, Kind, MAX_ENTRY_BYTES, STALE_TMP};
+pub use fetch::{Fetched, Origin};
+pub use intern::OpKey;
+pub use warm::{Warm, WarmReport};
 
 use crate::codegen::{self, KernelSpec, Rendered};
 use crate::error::{Error, Result};
 use crate::jit::{self, Compiled, Target};
 use crate::monoid::CudaOp;
 use disk::{Disk, Loaded};
-use std::collections::HashMap;
+use intern::Interner;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+pub(crate) use words::WordMap;
 
 /// Where compiled kernels are kept on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,13 +96,25 @@ pub struct Module {
     pub label: String,
 }
 
-type MemKey = (CudaOp, KernelSpec, Target);
+/// The memory layer's key: the operator's identity, the module and the target. A few words,
+/// hashed in nanoseconds: a hit renders and hashes nothing of the operator's source.
+type MemKey = (u64, KernelSpec, Target);
 
-/// The two cache layers.
+/// One module of the memory layer: filled once; a thread that finds it empty takes `compiling`
+/// and loads or compiles it, while others asking for the same module wait for it instead of
+/// compiling it again.
+#[derive(Debug, Default)]
+struct Slot {
+    module: OnceLock<Arc<Module>>,
+    compiling: Mutex<()>,
+}
+
+/// The two cache layers, and the operators they know.
 #[derive(Debug)]
 pub struct KernelCache {
     disk: Option<Disk>,
-    memory: Mutex<HashMap<MemKey, Arc<Module>>>,
+    memory: Mutex<WordMap<MemKey, Arc<Slot>>>,
+    ops: Interner,
     memory_hits: AtomicU64,
     disk_hits: AtomicU64,
     compiles: AtomicU64,
@@ -102,7 +127,8 @@ impl KernelCache {
     pub fn new(config: CacheConfig) -> Self {
         KernelCache {
             disk: config.dir.map(Disk::new),
-            memory: Mutex::new(HashMap::new()),
+            memory: Mutex::new(WordMap::default()),
+            ops: Interner::default(),
             memory_hits: AtomicU64::new(0),
             disk_hits: AtomicU64::new(0),
             compiles: AtomicU64::new(0),
@@ -134,36 +160,110 @@ impl KernelCache {
         }
     }
 
-    /// Drops the memory layer (the disk layer stays).
+    /// Drops the memory layer (the disk layer stays; interned operators keep their identity).
     pub fn clear_memory(&self) {
         self.lock().clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<MemKey, Arc<Module>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WordMap<MemKey, Arc<Slot>>> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `op` as this cache knows it: the same [`OpKey`] for every equal operator, so that its
+    /// identity keys the memory layer and its combine's cost is estimated once.
+    pub fn intern(&self, op: CudaOp) -> Arc<OpKey> {
+        self.ops.intern(op)
     }
 
     /// The module `spec` of `op` compiled for `target`: from memory, from disk, or compiled.
     pub fn get(&self, op: &CudaOp, spec: KernelSpec, target: Target) -> Result<Arc<Module>> {
-        let mkey = (op.clone(), spec, target);
-        if let Some(m) = self.lock().get(&mkey) {
-            self.memory_hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(m.clone());
-        }
-        let module = Arc::new(self.load_or_compile(op, spec, target)?);
-        self.lock().insert(mkey, module.clone());
-        Ok(module)
+        let key = match self.ops.find(op) {
+            Some(k) => k,
+            None => self.intern(op.clone()),
+        };
+        Ok(self.fetch(&key, spec, target)?.module)
     }
 
-    fn load_or_compile(&self, op: &CudaOp, spec: KernelSpec, target: Target) -> Result<Module> {
+    /// [`KernelCache::get`] for an interned operator, saying where the module came from and
+    /// how long that took. A memory hit looks up a few words: nothing is rendered or hashed.
+    pub fn fetch(&self, op: &Arc<OpKey>, spec: KernelSpec, target: Target) -> Result<Fetched> {
+        let start = Instant::now();
+        let key = (op.id(), spec, target);
+        let slot = {
+            let mut memory = self.lock();
+            let slot = memory.entry(key).or_default();
+            if let Some(m) = slot.module.get() {
+                self.memory_hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(Fetched::new(
+                    op,
+                    spec,
+                    target,
+                    m.clone(),
+                    Origin::Memory,
+                    start,
+                ));
+            }
+            slot.clone()
+        };
+        let _compiling = slot.compiling.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = slot.module.get() {
+            // Another thread loaded it while this one waited.
+            self.memory_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Fetched::new(
+                op,
+                spec,
+                target,
+                m.clone(),
+                Origin::Memory,
+                start,
+            ));
+        }
+        let (module, origin) = self.load_or_compile(op.op(), spec, target)?;
+        let module = slot.module.get_or_init(|| Arc::new(module)).clone();
+        Ok(Fetched::new(op, spec, target, module, origin, start))
+    }
+
+    /// Fetches every `(operator, module, target)` of `jobs`, compiling the missing ones in
+    /// parallel on the host's cores (one NVRTC program per thread); results in `jobs`' order.
+    /// Memory hits are served on the calling thread, without starting any.
+    pub fn fetch_all(&self, jobs: &[(Arc<OpKey>, KernelSpec, Target)]) -> Vec<Result<Fetched>> {
+        fetch::all(self, jobs)
+    }
+
+    /// The module if the memory layer holds it (nothing is loaded or compiled).
+    pub(crate) fn memory_hit(
+        &self,
+        op: &Arc<OpKey>,
+        spec: KernelSpec,
+        target: Target,
+    ) -> Option<Fetched> {
+        let start = Instant::now();
+        let module = self
+            .lock()
+            .get(&(op.id(), spec, target))
+            .and_then(|s| s.module.get().cloned())?;
+        self.memory_hits.fetch_add(1, Ordering::Relaxed);
+        Some(Fetched::new(
+            op,
+            spec,
+            target,
+            module,
+            Origin::Memory,
+            start,
+        ))
+    }
+
+    fn load_or_compile(
+        &self,
+        op: &CudaOp,
+        spec: KernelSpec,
+        target: Target,
+    ) -> Result<(Module, Origin)> {
         let rendered = codegen::render(op, &spec)?;
         let info = jit::nvrtc()?;
         let arch = target.arch();
         let key = key::derive(&rendered.source, &jit::options(target), info.version, &arch);
-        let mut label = format!("{} {}", op.name, spec.set.name());
-        if spec.instrument {
-            label.push_str(" instrumented");
-        }
+        let label = format!("{} {}", op.name, spec.name());
         let kind = match target {
             Target::Cubin(_) => Kind::Cubin,
             Target::Ptx(_) => Kind::Ptx,
@@ -176,11 +276,12 @@ impl KernelCache {
                         target,
                         image: e.payload,
                     };
-                    return Ok(Module {
+                    let module = Module {
                         rendered,
                         compiled,
                         label,
-                    });
+                    };
+                    return Ok((module, Origin::Disk));
                 }
                 Loaded::Hit(_) | Loaded::Missing => {}
                 Loaded::Corrupt(why) => {
@@ -208,11 +309,12 @@ impl KernelCache {
                 }
             }
         }
-        Ok(Module {
+        let module = Module {
             rendered,
             compiled,
             label,
-        })
+        };
+        Ok((module, Origin::Compiled))
     }
 
     /// Every entry on disk: path, size in bytes, label (or why it is unreadable).

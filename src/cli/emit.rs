@@ -3,7 +3,8 @@
 use super::dispatch::{dispatch, Dtype, Job, Op};
 use super::{value_name, write_stdout, CliError};
 use monoscan::codegen::{render, KernelSet, KernelSpec};
-use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
+use monoscan::tuning::plan::Plan;
+use monoscan::tuning::{DeviceLimits, Purpose, Tuning};
 use monoscan::Monoid;
 use serde::Serialize;
 
@@ -61,30 +62,24 @@ impl Job for Emit<'_> {
         let op = m.cuda();
         let size = op.elem_size;
         let arch = self.0.arch;
-        // The architecture's published limits: code generated without a device.
-        let limits = DeviceLimits::for_arch(arch);
-        let tuning = Tuning::default();
-        let textbook_block = |size| policy::textbook_block(size, &limits);
-        let tile_shape = |size, _arch, purpose| policy::tile_shape(size, &limits, &tuning, purpose);
+        // The architecture's published limits: code generated without a device, in the
+        // shapes and combine form a device of that architecture gets.
+        let plan = Plan::new(&op, DeviceLimits::for_arch(arch), &Tuning::default());
         let set = match self.0.algo {
             Kernels::KoggeStone => KernelSet::KoggeStone {
-                block: textbook_block(size)?,
+                block: plan.textbook_block()?,
             },
             Kernels::BrentKung => KernelSet::BrentKung {
-                block: textbook_block(size)?,
+                block: plan.textbook_block()?,
             },
             Kernels::ReduceTree => KernelSet::TreeReduce {
-                block: textbook_block(size)?,
+                block: plan.textbook_block()?,
             },
-            Kernels::Hierarchical => {
-                KernelSet::ReduceThenScan(tile_shape(size, arch, Purpose::Tiles)?)
-            }
-            Kernels::Reduce => KernelSet::TiledReduce(tile_shape(size, arch, Purpose::Tiles)?),
-            Kernels::SinglePass => {
-                KernelSet::SinglePass(tile_shape(size, arch, Purpose::SinglePass)?)
-            }
+            Kernels::Hierarchical => KernelSet::ReduceThenScan(plan.shape(Purpose::Tiles)?),
+            Kernels::Reduce => KernelSet::TiledReduce(plan.shape(Purpose::Tiles)?),
+            Kernels::SinglePass => KernelSet::SinglePass(plan.shape(Purpose::SinglePass)?),
             Kernels::Staged => {
-                let shape = tile_shape(size, arch, Purpose::Staged)?;
+                let shape = plan.shape(Purpose::Staged)?;
                 if !shape.staged {
                     return Err(CliError::Usage(format!(
                         "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and a size that divides 16)"
@@ -94,8 +89,8 @@ impl Job for Emit<'_> {
             }
         };
         let spec = KernelSpec {
-            set,
             instrument: self.0.instrument,
+            ..plan.spec(set)
         };
         Ok(render(&op, &spec)?.source)
     }

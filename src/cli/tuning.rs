@@ -1,7 +1,7 @@
 //! The tuning flags of `monoscan bench` and `monoscan run`, mapped onto [`Tuning`].
 
 use super::CliError;
-use monoscan::tuning::{Pace, ShapeChoice, Tuning};
+use monoscan::tuning::{CombineForm, Pace, ShapeChoice, Tuning};
 
 /// Kernel tuning (every flag defaults to the library's measured default).
 #[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
@@ -34,9 +34,17 @@ pub struct TuningArgs {
     /// How many first waves are paced (0 to 64).
     #[arg(long, value_name = "WAVES")]
     pub pace_waves: Option<u32>,
+    /// How kernels call the combine: `inline` or `outlined` (default: by the combine's
+    /// estimated cost).
+    #[arg(long, value_name = "FORM", value_parser = combine_form)]
+    pub combine: Option<CombineForm>,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
+    s.parse().map_err(|e: monoscan::Error| e.to_string())
+}
+
+fn combine_form(s: &str) -> Result<CombineForm, String> {
     s.parse().map_err(|e: monoscan::Error| e.to_string())
 }
 
@@ -65,6 +73,7 @@ impl TuningArgs {
             skip_first_wave: !self.prefetch_first_wave,
             pace: self.pace.unwrap_or(default.pace),
             pace_waves: self.pace_waves.unwrap_or(default.pace_waves),
+            combine: self.combine,
         };
         tuning
             .validate()
@@ -96,6 +105,8 @@ mod tests {
         };
         assert!(matches!(bad.tuning(), Err(CliError::Usage(_))));
         assert_eq!(pace("3000"), Ok(Pace::Gbps(3000)));
+        assert_eq!(combine_form("outlined"), Ok(CombineForm::Outlined));
+        assert!(combine_form("unrolled").is_err());
         assert!(pace("fast").is_err());
         assert!(shape("12").is_err());
     }

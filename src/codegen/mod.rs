@@ -12,7 +12,7 @@ mod op;
 mod spec;
 
 pub use layout::Figure;
-pub use spec::{Entry, KernelSet, KernelSpec};
+pub use spec::{CombineForm, Entry, KernelSet, KernelSpec};
 
 use crate::error::{Error, Result};
 use crate::monoid::CudaOp;
@@ -104,6 +104,7 @@ struct PreludeCtx<'a> {
     elem: &'a str,
     layout_checks: String,
     instrument: bool,
+    outlined: bool,
     check: bool,
     map: bool,
     map_name: &'a str,
@@ -152,6 +153,7 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             elem: &op.elem,
             layout_checks: layout::checks(&figures),
             instrument: spec.instrument,
+            outlined: spec.combine == CombineForm::Outlined,
             check: spec.set == KernelSet::Check,
             map: op.input.is_some(),
             map_name: op.input.as_ref().map_or("", |m| m.name.as_str()),

@@ -120,14 +120,16 @@ pub enum KernelSet {
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
     ReduceThenScan(TileShape),
-    /// The single-pass scan with its tile in registers, and the one-tile scan in the same
-    /// shape (`single_pass.cu`).
+    /// The single-pass scan with its tile in registers (`single_pass.cu`). Inputs of one such
+    /// tile are scanned by the one-tile scan in the same shape, a module of its own
+    /// ([`KernelSet::OneTile`]), so that the two compile in parallel.
     SinglePass(TileShape),
     /// The single-pass scan with its tile staged in shared memory, by `cp.async` or (a shape
     /// with `tma`) by tensor copies (`staged_scan.cu`).
     StagedScan(TileShape),
-    /// The one-tile scan alone, in a tile sized for small inputs: one launch of one block that
-    /// carries little padding (`one_tile.cu`).
+    /// The one-tile scan alone: one launch of one block, in a tile sized for small inputs (it
+    /// carries little padding) or in the single-pass shape for inputs of one such tile
+    /// (`one_tile.cu`).
     OneTile(TileShape),
     /// Stream compaction in one pass with the tile held in registers: the single-pass scan of
     /// the map's keep counts fused with the scatter (`select_registers.cu`; u32 counts,
@@ -204,7 +206,7 @@ impl KernelSet {
             KernelSet::BrentKung { .. } => &[Entry::Fill, Entry::BkScan, Entry::AddCarry],
             KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
-            KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass, Entry::TileScan],
+            KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
             KernelSet::StagedScan(_) => &[Entry::Fill, Entry::ScanStaged],
             KernelSet::OneTile(_) => &[Entry::Fill, Entry::TileScan],
             KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],
@@ -247,6 +249,50 @@ impl KernelSet {
     }
 }
 
+/// How the kernels call the operator's combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CombineForm {
+    /// Inlined at every use, into fully unrolled tiles: the fastest code for cheap combines,
+    /// and what every cheap combine gets.
+    #[default]
+    Inline,
+    /// One non-inlined copy, called with its operands by value: the code of a tile then grows
+    /// by a call per use instead of by a copy of the combine, which keeps the compile time of
+    /// expensive combines (64-bit remainders, transcendental functions, divisions) near that
+    /// of cheap ones. [`crate::tuning::policy::combine_form`] picks it from the combine's
+    /// estimated cost.
+    Outlined,
+}
+
+impl CombineForm {
+    /// `inline` or `outlined`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CombineForm::Inline => "inline",
+            CombineForm::Outlined => "outlined",
+        }
+    }
+}
+
+impl std::fmt::Display for CombineForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for CombineForm {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        match s {
+            "inline" => Ok(CombineForm::Inline),
+            "outlined" => Ok(CombineForm::Outlined),
+            _ => Err(crate::error::Error::invalid(format!(
+                "combine form `{s}`: expected inline or outlined"
+            ))),
+        }
+    }
+}
+
 /// What to generate for one operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KernelSpec {
@@ -254,14 +300,38 @@ pub struct KernelSpec {
     pub set: KernelSet,
     /// Count every combine in a device global (`ms_combine_count`): for `monoscan lab` only.
     pub instrument: bool,
+    /// How the kernels call the combine.
+    pub combine: CombineForm,
 }
 
 impl KernelSpec {
-    /// A normal (uninstrumented) module.
+    /// A normal (uninstrumented) module with the combine inlined. The form the library picks
+    /// for an operator is [`crate::tuning::plan::Plan::spec`]'s.
     pub fn new(set: KernelSet) -> Self {
         KernelSpec {
             set,
             instrument: false,
+            combine: CombineForm::Inline,
         }
+    }
+
+    /// The same module with the combine in `form`.
+    pub fn with_combine(self, form: CombineForm) -> Self {
+        KernelSpec {
+            combine: form,
+            ..self
+        }
+    }
+
+    /// `single-pass-b256x32x1-packed64`, with ` outlined` and ` instrumented` where they apply.
+    pub fn name(&self) -> String {
+        let mut name = self.set.name();
+        if self.combine == CombineForm::Outlined {
+            name.push_str(" outlined");
+        }
+        if self.instrument {
+            name.push_str(" instrumented");
+        }
+        name
     }
 }

@@ -15,7 +15,7 @@ impl Backend for Gpu {
     }
 
     fn prepare<M: Monoid>(&self, m: &M) -> Result<()> {
-        self.scanner(m).prepare()
+        self.scanner(m).prepare().map(drop)
     }
 
     fn reduce<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<M::Elem> {
@@ -52,9 +52,9 @@ impl Backend for Gpu {
         xs: &[In],
     ) -> Result<Vec<M::Elem>> {
         let input = self.upload(xs)?;
-        let scanner = self.scanner(m);
+        let scanner = self.scanner(m).mapped(map);
         let mut out = scanner.alloc_filled(xs.len(), m.identity())?;
-        scanner.mapped(map).inclusive(&input, &mut out)?;
+        scanner.inclusive(&input, &mut out)?;
         Ok(self.stream.clone_dtoh(&out)?)
     }
 
@@ -66,12 +66,10 @@ impl Backend for Gpu {
         init: M::Elem,
     ) -> Result<(Vec<M::Elem>, M::Elem)> {
         let input = self.upload(xs)?;
-        let scanner = self.scanner(m);
+        let scanner = self.scanner(m).mapped(map);
         let mut out = scanner.alloc_filled(xs.len(), m.identity())?;
         let mut total = self.upload(&[init])?;
-        scanner
-            .mapped(map)
-            .exclusive_with_total(&input, &mut out, init, &mut total)?;
+        scanner.exclusive_with_total(&input, &mut out, init, &mut total)?;
         Ok((
             self.stream.clone_dtoh(&out)?,
             self.stream.clone_dtoh(&total)?[0],

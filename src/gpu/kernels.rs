@@ -4,11 +4,13 @@
 use super::launch::{self, DevSlice};
 use super::module::Loaded;
 use super::{Gpu, KernelInfo};
+use crate::cache::OpKey;
 use crate::codegen::{KernelSet, KernelSpec};
 use crate::error::Result;
-use crate::monoid::{CudaMap, CudaOp, Monoid};
-use crate::tuning::{policy, Purpose, TileShape};
-use std::sync::{Arc, Mutex, OnceLock};
+use crate::monoid::{CudaMap, Monoid};
+use crate::tuning::plan::Plan;
+use crate::tuning::{Purpose, TileShape};
+use std::sync::{Arc, Mutex};
 
 /// One operator on one GPU: what a [`super::Scanner`] and compaction run their strategies
 /// through.
@@ -17,36 +19,40 @@ pub(crate) struct OpKernels<'a, M: Monoid> {
     pub(crate) gpu: &'a Gpu,
     /// The operator's host side (its identity seeds empty scans and reductions).
     pub(crate) m: &'a M,
-    /// The operator's device side, with the input map when `mapped`.
-    pub(crate) op: CudaOp,
+    /// The operator's device side (with the input map when `mapped`), interned in the Gpu's
+    /// cache.
+    pub(crate) op: Arc<OpKey>,
     /// Whether level-0 inputs go through the operator's input map.
     pub(crate) mapped: bool,
+    /// Its shapes, combine form and kernel sets on this device.
+    pub(crate) plan: Plan,
     instrument: bool,
     loaded: Mutex<Vec<(KernelSpec, Arc<Loaded>)>>,
-    shapes: [OnceLock<TileShape>; 4],
 }
 
 impl<'a, M: Monoid> OpKernels<'a, M> {
     /// `m` on `gpu`, nothing loaded yet.
     pub(crate) fn new(gpu: &'a Gpu, m: &'a M) -> Self {
+        let op = gpu.cache.intern(m.cuda());
         OpKernels {
             gpu,
             m,
-            op: m.cuda(),
+            plan: gpu.plan(&op),
+            op,
             mapped: false,
             instrument: false,
             loaded: Mutex::new(Vec::new()),
-            shapes: Default::default(),
         }
     }
 
     /// The same operator reading its inputs through `map` (nothing loaded yet).
     pub(crate) fn with_input(self, map: CudaMap) -> Self {
+        let op = self.gpu.cache.intern(self.op.op().clone().with_input(map));
         OpKernels {
-            op: self.op.with_input(map),
+            plan: self.gpu.plan(&op),
+            op,
             mapped: true,
             loaded: Mutex::new(Vec::new()),
-            shapes: Default::default(),
             ..self
         }
     }
@@ -67,43 +73,52 @@ impl<'a, M: Monoid> OpKernels<'a, M> {
 
     /// The tile shape for `purpose` (chosen once, by the shape policy under the Gpu's tuning).
     pub(crate) fn shape(&self, purpose: Purpose) -> Result<TileShape> {
-        let slot = &self.shapes[purpose as usize];
-        if let Some(s) = slot.get() {
-            return Ok(*s);
-        }
-        let limits = &self.gpu.info.limits;
-        let mut s = policy::tile_shape(self.op.elem_size, limits, &self.gpu.tuning, purpose)?;
-        // The staged scan maps in place: a fused map must keep the element size.
-        if self
-            .op
-            .input
-            .as_ref()
-            .is_some_and(|m| m.in_size != self.op.elem_size)
-        {
-            s.staged = false;
-            s.tma = false;
-        }
-        Ok(*slot.get_or_init(|| s))
+        self.plan.shape(purpose)
     }
 
     /// Threads per block of the textbook kernels.
     pub(crate) fn textbook_block(&self) -> Result<u32> {
-        policy::textbook_block(self.op.elem_size, &self.gpu.info.limits)
+        self.plan.textbook_block()
+    }
+
+    /// The module spec of `set` for these kernels (the plan's combine form, instrumented when
+    /// these kernels are).
+    pub(crate) fn spec(&self, set: KernelSet) -> KernelSpec {
+        KernelSpec {
+            instrument: self.instrument,
+            ..self.plan.spec(set)
+        }
+    }
+
+    /// The loaded module of `set`, if this scanner has it.
+    pub(crate) fn loaded(&self, spec: KernelSpec) -> Option<Arc<Loaded>> {
+        self.lock()
+            .iter()
+            .find(|(s, _)| *s == spec)
+            .map(|(_, l)| l.clone())
+    }
+
+    /// Keeps `module` as this scanner's module of `spec`.
+    pub(crate) fn keep(&self, spec: KernelSpec, module: Arc<Loaded>) {
+        let mut loaded = self.lock();
+        if !loaded.iter().any(|(s, _)| *s == spec) {
+            loaded.push((spec, module));
+        }
     }
 
     /// The loaded module of `set` (instrumented when these kernels are).
     pub(crate) fn kernels(&self, set: KernelSet) -> Result<Arc<Loaded>> {
-        let spec = KernelSpec {
-            set,
-            instrument: self.instrument,
-        };
-        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, l)) = loaded.iter().find(|(s, _)| *s == spec) {
-            return Ok(l.clone());
+        let spec = self.spec(set);
+        if let Some(l) = self.loaded(spec) {
+            return Ok(l);
         }
         let l = self.gpu.module(&self.op, spec)?;
-        loaded.push((spec, l.clone()));
+        self.keep(spec, l.clone());
         Ok(l)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(KernelSpec, Arc<Loaded>)>> {
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Fills `out` with `value` (through any module of this operator).
@@ -137,9 +152,6 @@ impl<'a, M: Monoid> OpKernels<'a, M> {
     }
 
     fn loaded_modules(&self) -> Vec<(KernelSpec, Arc<Loaded>)> {
-        self.loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.lock().clone()
     }
 }

@@ -117,7 +117,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<()> {
     let mut sk = OpKernels::new(k.gpu, lifted);
-    if let Some(map) = &k.op.input {
+    if let Some(map) = &k.op.op().input {
         sk = sk.with_input((**map).clone());
     }
     let shape = sk.shape(Purpose::SinglePass)?;

@@ -15,6 +15,7 @@ mod kernels;
 mod lanes;
 pub(crate) mod launch;
 mod module;
+mod prepare;
 mod reduce;
 mod scan;
 mod scanner;
@@ -22,15 +23,17 @@ mod scratch;
 
 pub use device::{device_count, driver_present, DeviceInfo};
 pub use module::KernelInfo;
+pub use prepare::{PrepareReport, Prepared};
 pub use scanner::{MappedScanner, Scanner};
 
-use crate::cache::KernelCache;
+use crate::cache::{Fetched, KernelCache, OpKey, WordMap};
 use crate::codegen::{self, KernelSpec};
 use crate::element::Element;
 use crate::error::Result;
 use crate::jit::{self, Target};
 use crate::map::Map;
-use crate::monoid::{CudaOp, Monoid};
+use crate::monoid::Monoid;
+use crate::tuning::plan::Plan;
 use crate::tuning::Tuning;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
@@ -39,7 +42,6 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use module::Loaded;
 use scratch::Scratch;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One CUDA device, ready to scan.
@@ -66,7 +68,8 @@ pub struct Gpu {
     target: Target,
     cache: Arc<KernelCache>,
     tuning: Tuning,
-    modules: Mutex<HashMap<(CudaOp, KernelSpec), Arc<Loaded>>>,
+    /// Loaded modules, by the operator's identity in `cache` and the module.
+    modules: Mutex<WordMap<(u64, KernelSpec), Arc<Loaded>>>,
     scratch: Mutex<Scratch>,
     /// The floors' and the timer's kernels (`templates/baseline.cu`), loaded on first use.
     baseline: Mutex<Option<Arc<CudaModule>>>,
@@ -115,7 +118,7 @@ impl Gpu {
             target,
             cache,
             tuning: Tuning::default(),
-            modules: Mutex::new(HashMap::new()),
+            modules: Mutex::new(WordMap::default()),
             scratch: Mutex::new(Scratch::default()),
             baseline: Mutex::new(None),
             deterministic: false,
@@ -358,23 +361,42 @@ impl Gpu {
         Ok(self.ctx.load_module(ptx)?)
     }
 
+    /// The kernel plan of the interned operator `op` on this device under this Gpu's tuning.
+    pub(crate) fn plan(&self, op: &OpKey) -> Plan {
+        Plan::for_key(op, self.info.limits, &self.tuning).deterministic(self.deterministic)
+    }
+
+    /// The module `spec` of `op` if this Gpu has loaded it.
+    pub(crate) fn loaded_module(&self, op: &OpKey, spec: KernelSpec) -> Option<Arc<Loaded>> {
+        self.lock_modules().get(&(op.id(), spec)).cloned()
+    }
+
     /// The module `spec` of `op`, loaded on this device (memory, disk, or compiled).
-    pub(crate) fn module(&self, op: &CudaOp, spec: KernelSpec) -> Result<Arc<Loaded>> {
-        let key = (op.clone(), spec);
-        if let Some(l) = self.lock_modules().get(&key) {
-            return Ok(l.clone());
+    pub(crate) fn module(&self, op: &Arc<OpKey>, spec: KernelSpec) -> Result<Arc<Loaded>> {
+        if let Some(l) = self.loaded_module(op, spec) {
+            return Ok(l);
         }
-        let compiled = self.cache.get(op, spec, self.target)?;
-        let module = self.load_image(compiled.compiled.image.clone())?;
+        let fetched = self.cache.fetch(op, spec, self.target)?;
+        self.load(&fetched)
+    }
+
+    /// Loads a fetched module on this device (once: a module another thread loaded first is
+    /// the one kept).
+    pub(crate) fn load(&self, fetched: &Fetched) -> Result<Arc<Loaded>> {
+        let (op, spec) = (&fetched.op, fetched.spec);
+        let module = self.load_image(fetched.module.compiled.image.clone())?;
         let loaded = Arc::new(Loaded::new(
             module,
-            &compiled.rendered,
-            op,
+            &fetched.module.rendered,
+            op.op(),
             spec,
             self.info.sm_count,
         )?);
-        self.lock_modules().insert(key, loaded.clone());
-        Ok(loaded)
+        Ok(self
+            .lock_modules()
+            .entry((op.id(), spec))
+            .or_insert(loaded)
+            .clone())
     }
 
     /// Entry `name` of `templates/baseline.cu` (the read pass, the timer's hold), compiled
@@ -393,7 +415,7 @@ impl Gpu {
         Ok(module.load_function(name)?)
     }
 
-    fn lock_modules(&self) -> MutexGuard<'_, HashMap<(CudaOp, KernelSpec), Arc<Loaded>>> {
+    fn lock_modules(&self) -> MutexGuard<'_, WordMap<(u64, KernelSpec), Arc<Loaded>>> {
         self.modules.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -59,7 +59,7 @@ fn tree<M: Monoid>(
     let mut scratch = sc.gpu.lock_scratch();
     let mut carve = scratch.carve(
         stream,
-        bytes_for(lv.iter().sum(), sc.op.elem_size, lv.len() as u64),
+        bytes_for(lv.iter().sum(), sc.op.op().elem_size, lv.len() as u64),
     )?;
     let mut src = inp;
     loop {
@@ -103,7 +103,7 @@ fn tiled<M: Monoid, In: crate::element::Element>(
         return unsafe { launch::reduce_tiles(stream, &k, sc.mapped, 1, inp, out, n, 1) };
     }
     let mut scratch = sc.gpu.lock_scratch();
-    let mut carve = scratch.carve(stream, bytes_for(4 * max_blocks, sc.op.elem_size, 8))?;
+    let mut carve = scratch.carve(stream, bytes_for(4 * max_blocks, sc.op.op().elem_size, 8))?;
     let per_block = tiles.div_ceil(max_blocks);
     let blocks = tiles.div_ceil(per_block);
     let partials = carve.take::<M::Elem>(blocks)?;

@@ -9,7 +9,7 @@ use crate::algorithm::Algorithm;
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
-use crate::tuning::{PrefetchPlan, Purpose};
+use crate::tuning::PrefetchPlan;
 
 /// How a scan treats each position.
 #[derive(Debug, Clone, Copy)]
@@ -20,36 +20,6 @@ pub(crate) enum Mode<T> {
     InclusiveFrom(T),
     /// `y[i] = init ⊕ x0 ⊕ ... ⊕ x(i-1)`.
     Exclusive(T),
-}
-
-/// The algorithm a scan of `n` elements runs.
-fn resolve<M: Monoid>(sc: &OpKernels<M>, algorithm: Algorithm, n: u64) -> Result<Algorithm> {
-    Ok(match algorithm {
-        Algorithm::Auto if sc.gpu.deterministic => Algorithm::Hierarchical,
-        Algorithm::Auto => {
-            let shape = sc.shape(Purpose::SinglePass)?;
-            if n.div_ceil(shape.tile()) > u64::from(u32::MAX) {
-                Algorithm::Hierarchical
-            } else {
-                Algorithm::SinglePass
-            }
-        }
-        a => a,
-    })
-}
-
-/// The module an algorithm's scan starts from.
-fn scan_set<M: Monoid>(sc: &OpKernels<M>, algorithm: Algorithm) -> Result<KernelSet> {
-    Ok(match algorithm {
-        Algorithm::KoggeStone => KernelSet::KoggeStone {
-            block: sc.textbook_block()?,
-        },
-        Algorithm::BrentKung => KernelSet::BrentKung {
-            block: sc.textbook_block()?,
-        },
-        Algorithm::Hierarchical => KernelSet::ReduceThenScan(sc.shape(Purpose::Tiles)?),
-        _ => KernelSet::SinglePass(sc.shape(Purpose::SinglePass)?),
-    })
 }
 
 /// The input as the operator's own elements: what the textbook kernels read (they take no
@@ -78,7 +48,7 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
         Mode::InclusiveFrom(v) => (false, Some(v)),
         Mode::Exclusive(v) => (true, Some(v)),
     };
-    let algorithm = resolve(sc, algorithm, n)?;
+    let algorithm = sc.plan.resolve(algorithm, n)?;
     if matches!(algorithm, Algorithm::KoggeStone | Algorithm::BrentKung) {
         // The textbook kernels read the operator's own element type and seed only
         // exclusive scans; refuse before anything is launched.
@@ -93,7 +63,10 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
             )));
         }
     }
-    let set = scan_set(sc, algorithm)?;
+    // The one module this call launches (the plan decides: `Scanner::prepare` compiles
+    // the same ones).
+    let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
+    let set = sc.plan.scan_set(algorithm, n, aligned)?;
     if n == 0 {
         if let Some(t) = total {
             sc.fill(
@@ -131,7 +104,7 @@ pub(super) fn block_scans_only<M: Monoid>(
     out: DevSlice<M::Elem>,
 ) -> Result<Option<(u64, u64)>> {
     let n = inp.len();
-    let set = scan_set(sc, resolve(sc, algorithm, n)?)?;
+    let set = sc.plan.scan_set(algorithm, n, false)?;
     let Ok(section) = launch::section(set) else {
         return Ok(None);
     };
@@ -169,7 +142,7 @@ fn textbook<M: Monoid>(
     let mut scratch = sc.gpu.lock_scratch();
     let mut carve = scratch.carve(
         stream,
-        bytes_for(lv.iter().sum(), sc.op.elem_size, lv.len() as u64),
+        bytes_for(lv.iter().sum(), sc.op.op().elem_size, lv.len() as u64),
     )?;
     // Level k scans `len` elements; a level of more than one section scans its block totals
     // one level down (exclusive, from init) and adds them back.
@@ -233,7 +206,7 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
     let mut scratch = sc.gpu.lock_scratch();
     let mut carve = scratch.carve(
         stream,
-        bytes_for(lv.iter().sum(), sc.op.elem_size, lv.len() as u64),
+        bytes_for(lv.iter().sum(), sc.op.op().elem_size, lv.len() as u64),
     )?;
     // Level 0 reads the caller's input (through the map, if any); later levels the totals.
     if n <= tile {
@@ -309,8 +282,8 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
     unsafe { launch::tile_scan(stream, &k, sc.mapped, &args) }
 }
 
-/// One launch: the one-tile scan for small inputs, else the decoupled look-back scan (staged
-/// where the shape and the buffers allow).
+/// One launch of `set`: the one-tile scan (a one-tile set, in the small or the single-pass
+/// shape), else the decoupled look-back scan (staged or in registers).
 fn single_pass<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     set: KernelSet,
@@ -318,21 +291,25 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     out: DevSlice<M::Elem>,
     run: Run<M::Elem>,
 ) -> Result<()> {
-    let KernelSet::SinglePass(register) = set else {
-        unreachable!("single-pass set")
+    let shape = match set {
+        KernelSet::OneTile(s) | KernelSet::SinglePass(s) | KernelSet::StagedScan(s) => s,
+        _ => {
+            return Err(Error::invalid(
+                "internal: a single-pass scan of another kernel set",
+            ))
+        }
     };
     let stream = &sc.gpu.stream;
     let identity = sc.m.identity();
     let n = inp.len();
-    if n <= register.tile() {
-        // One block: the small one-tile kernel when the input fits it (less padding to fold
-        // and scan), else the single-pass shape's tile.
-        let one = sc.shape(Purpose::OneTile)?;
-        let set = if n <= one.tile() {
-            KernelSet::OneTile(one)
-        } else {
-            set
-        };
+    if let KernelSet::OneTile(_) = set {
+        if n > shape.tile() {
+            return Err(Error::invalid(format!(
+                "internal: {n} elements in a one-tile scan of {}",
+                shape.tile()
+            )));
+        }
+        // One block.
         let args = TileScan {
             inp,
             out,
@@ -347,15 +324,6 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
         // SAFETY: `k` is this scanner's module, rendered for M::Elem and (mapped) its map's In.
         return unsafe { launch::tile_scan(stream, &k, sc.mapped, &args) };
     }
-    // The staged kernel (tiles copied into shared memory) when the element size, the
-    // architecture and 16-byte aligned buffers allow; else the register kernel. Only the
-    // module that runs is loaded.
-    let staged = sc.shape(Purpose::Staged)?;
-    let (shape, set) = if staged.staged && inp.addr() % 16 == 0 && out.addr() % 16 == 0 {
-        (staged, KernelSet::StagedScan(staged))
-    } else {
-        (register, set)
-    };
     let k = sc.kernels(set)?;
     let tiles = n.div_ceil(shape.tile());
     if tiles > u64::from(u32::MAX) {
@@ -365,13 +333,12 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     }
     // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows, and
     // prefetches into L2 a fixed number of bytes ahead, past the launch's first wave. (Staged
-    // scans map in place: input elements have the element's size, `Scanner::shape` sees to
-    // it.)
+    // scans map in place: input elements have the element's size, the plan sees to it.)
     let tma = if shape.staged && shape.tma {
         let map = TensorMap::rows128(inp, shape.tma_rows())?;
         let plan = PrefetchPlan::new(
             &sc.gpu.tuning,
-            shape.tile_bytes(sc.op.elem_size),
+            shape.tile_bytes(sc.op.op().elem_size),
             tiles,
             k.resident(Entry::ScanStaged, sc.mapped),
             sc.gpu.info.mem_gbps,

@@ -94,12 +94,16 @@ pub fn target_for(info: &NvrtcInfo, cc: u32) -> Result<Target> {
     }
 }
 
-/// The compile options, all in one place.
+/// The compile options, all in one place. `--minimal` leaves out of the implicit headers
+/// what generated code never uses (textures and surfaces, the device runtime, the runtime
+/// API's types): measured, it shortens NVRTC's front end by about a third and leaves the
+/// machine code unchanged.
 pub fn options(target: Target) -> Vec<String> {
     vec![
         format!("--gpu-architecture={}", target.arch()),
         "--std=c++17".to_string(),
         "--fmad=true".to_string(),
+        "--minimal".to_string(),
     ]
 }
 

@@ -11,12 +11,20 @@
 //! - [`policy`]: which [`TileShape`] each kernel family gets for an element size, given the
 //!   limits and the tuning. Code generation only renders the shape it is given.
 //! - [`PrefetchPlan`]: the per-launch L2 prefetch and pacing plan of the TMA kernels.
+//! - [`cost`]: the static estimate of a combine's cost, from which the policy decides whether
+//!   kernels inline the combine or call one outlined copy ([`CombineForm`]).
+//! - [`plan`]: one operator's shapes, combine form and kernel sets on one device: which
+//!   modules each algorithm and each call size use, for the GPU executor, `prepare` and
+//!   ahead-of-time warming alike.
 
+pub mod cost;
 mod limits;
+pub mod plan;
 pub mod policy;
 mod prefetch;
 mod shape;
 
+pub use crate::codegen::CombineForm;
 pub use limits::DeviceLimits;
 pub use policy::Purpose;
 pub use prefetch::PrefetchPlan;
@@ -154,6 +162,9 @@ pub struct Tuning {
     pub pace: Pace,
     /// How many first waves of tiles are paced (0 to 64; 0: none).
     pub pace_waves: u32,
+    /// How the kernels call the operator's combine (`None`: the policy's choice from the
+    /// combine's estimated cost, [`policy::combine_form`]).
+    pub combine: Option<CombineForm>,
 }
 
 impl Tuning {
@@ -223,6 +234,7 @@ impl Default for Tuning {
             pace: Pace::Auto,
             // One first wave paced better than two or four.
             pace_waves: 1,
+            combine: None,
         }
     }
 }
@@ -237,7 +249,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s)",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -245,7 +257,8 @@ impl fmt::Display for Tuning {
             if self.tma { "on" } else { "off" },
             self.prefetch_kib,
             if self.skip_first_wave { " past the first wave" } else { "" },
-            self.pace_waves
+            self.pace_waves,
+            self.combine.map_or("auto (by cost)", CombineForm::name)
         )
     }
 }

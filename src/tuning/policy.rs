@@ -2,7 +2,8 @@
 //! under a [`Tuning`]. Code generation renders whatever shape it is given; every choice of
 //! shape lives here.
 
-use super::{DeviceLimits, ShapeChoice, StateLayout, TileShape, Tuning};
+use super::cost::CombineCost;
+use super::{CombineForm, DeviceLimits, ShapeChoice, StateLayout, TileShape, Tuning};
 use crate::error::{Error, Result};
 
 /// What a tile shape is for: the single-pass scan prefers larger tiles (fewer look-back
@@ -32,6 +33,47 @@ impl Purpose {
 /// One predecessor per lane: wider windows (2 to 8 per lane) were measured slower, their
 /// registers costing a resident block per SM.
 const LOOKBACK: u32 = 1;
+
+/// The largest estimated combine cost ([`CombineCost::weight`]) the kernels inline. Every
+/// built-in operator but the modular matrix product weighs at most 16 (an add weighs 1, an
+/// affine composition 3, an arg-min with its NaN ordering 13); one 64-bit remainder weighs 64,
+/// one f64 division 32, one f64 `exp` 64.
+pub const INLINE_MAX_WEIGHT: u32 = 24;
+
+/// How the kernels call the combine: the tuning's form where it sets one; else inlined when
+/// the combine's estimated cost is at most [`INLINE_MAX_WEIGHT`], outlined (one copy, called
+/// per use) above it.
+///
+/// Every tiled kernel unrolls its tile: a thread's items, the warp and block scans, the
+/// look-back's window. An inlined expensive combine is copied into every one of those places,
+/// and NVRTC's optimizer and ptxas then take seconds: measured with NVRTC 13.0 for sm_90 (on
+/// a 2-core machine, one compile at a time), the single-pass module of an f64 log-sum-exp
+/// (`exp`, `log1p`) takes 3.6 s inlined and 0.24 s outlined, of 16-byte affine maps modulo a
+/// 32-bit prime (64-bit remainders) 3.7 s and 0.30 s, and the latter's tiled reduce 3.2 s and
+/// 0.17 s, against 0.14 to 0.39 s for every module of sum i32 (`docs/performance.md`). Cheap combines stay inlined: their
+/// generated source, and so their machine code, is what it would be without this policy.
+/// Items per thread do not depend on the form: outlined, a tile's code grows by one call per
+/// item, and fewer items would add block-level combines per element, which a compute-bound
+/// expensive combine pays for in run time.
+///
+/// ```
+/// use monoscan::ops::{MatMulMod, Sum};
+/// use monoscan::tuning::{cost::CombineCost, policy, CombineForm, Tuning};
+/// use monoscan::Monoid;
+/// let t = Tuning::default();
+/// let form = |c| policy::combine_form(&c, &t);
+/// assert_eq!(form(CombineCost::of(&Sum::<i32>::new().cuda())), CombineForm::Inline);
+/// assert_eq!(form(CombineCost::of(&MatMulMod::default().cuda())), CombineForm::Outlined);
+/// ```
+pub fn combine_form(cost: &CombineCost, tuning: &Tuning) -> CombineForm {
+    tuning
+        .combine
+        .unwrap_or(if cost.weight > INLINE_MAX_WEIGHT {
+            CombineForm::Outlined
+        } else {
+            CombineForm::Inline
+        })
+}
 
 /// The tile shape for elements of `size` bytes on a device with `limits`, for `purpose`:
 /// the tuning's shape where it sets one, else the policy's.

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests (`mod common;` in each test file): strategies, the
-//! operators of the backend suites ([`cases`]), the generic suite check ([`suite`]), and
+//! operators of the backend suites ([`cases`]) and of the JIT-latency classes ([`classes`]),
+//! the generic suite check ([`suite`]), and
 //! comparing results exactly or within float tolerances derived from the rounding of the
 //! computation.
 //!
@@ -7,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod classes;
 pub mod gpu;
 pub mod strategies;
 pub mod suite;

@@ -617,7 +617,7 @@ impl Backend for OnGpu<'_> {
     }
 
     fn prepare<M: Monoid>(&self, m: &M) -> Result<()> {
-        self.scanner(m).prepare()
+        self.scanner(m).prepare().map(drop)
     }
 
     fn reduce<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<M::Elem> {

@@ -117,9 +117,8 @@ pub(crate) struct TileScan<In, T> {
 /// `mapped`.
 ///
 /// # Safety
-/// `k` is a [`KernelSet::ReduceThenScan`], [`KernelSet::SinglePass`] or
-/// [`KernelSet::OneTile`] module rendered for element type `T`, and (when `mapped`) for an
-/// input map from `In`; unmapped, `In` is `T`.
+/// `k` is a [`KernelSet::ReduceThenScan`] or [`KernelSet::OneTile`] module rendered for
+/// element type `T`, and (when `mapped`) for an input map from `In`; unmapped, `In` is `T`.
 pub(crate) unsafe fn tile_scan<In: DeviceRepr, T: DeviceRepr>(
     s: &CudaStream,
     k: &Loaded,
@@ -128,7 +127,7 @@ pub(crate) unsafe fn tile_scan<In: DeviceRepr, T: DeviceRepr>(
 ) -> Result<()> {
     let f = k.function(Entry::TileScan, mapped)?;
     let shape = match k.set() {
-        KernelSet::ReduceThenScan(s) | KernelSet::SinglePass(s) | KernelSet::OneTile(s) => s,
+        KernelSet::ReduceThenScan(s) | KernelSet::OneTile(s) => s,
         other => {
             return Err(Error::invalid(format!(
                 "internal: tile_scan is not in {}",

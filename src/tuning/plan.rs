@@ -1,0 +1,302 @@
+//! One operator's kernels on one device: its tile shapes, its combine form, and which kernel
+//! sets each algorithm and each call loads. The GPU executor launches what [`Plan::scan_set`]
+//! and [`Plan::reduce_set`] name, `Scanner::prepare` compiles [`Plan::sets`] (or
+//! [`Plan::sets_for`] one call size), and [`crate::cache::KernelCache::warm`] compiles the same
+//! sets without a device, so that a warmed disk cache holds exactly what a later process loads.
+
+use super::cost::CombineCost;
+use super::{policy, CombineForm, DeviceLimits, Purpose, TileShape, Tuning};
+use crate::algorithm::Algorithm;
+use crate::cache::OpKey;
+use crate::codegen::{KernelSet, KernelSpec};
+use crate::error::Result;
+use crate::monoid::CudaOp;
+use std::sync::OnceLock;
+
+/// The kernel plan of one operator on one device (or architecture) under one tuning.
+///
+/// ```
+/// use monoscan::ops::Sum;
+/// use monoscan::tuning::{plan::Plan, DeviceLimits, Tuning};
+/// use monoscan::codegen::KernelSet;
+/// use monoscan::{Algorithm, Monoid};
+/// let plan = Plan::new(&Sum::<i32>::new().cuda(), DeviceLimits::for_arch(90), &Tuning::default());
+/// // A scan of 2^10 elements runs the one-tile kernel alone; of 2^24, the staged scan.
+/// let small = plan.scan_set(Algorithm::Auto, 1 << 10, true)?;
+/// assert!(matches!(small, KernelSet::OneTile(_)));
+/// assert!(matches!(plan.scan_set(Algorithm::Auto, 1 << 24, true)?, KernelSet::StagedScan(_)));
+/// // `prepare` compiles every set the default algorithm may load: the single-pass scan, its
+/// // staged form, the tiled reduce, and the one-tile scan in the single-pass and small shapes.
+/// assert_eq!(plan.sets(Algorithm::Auto)?.len(), 5);
+/// # Ok::<(), monoscan::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Plan {
+    elem_size: usize,
+    /// The input map's input size, for operators with one.
+    in_size: Option<usize>,
+    limits: DeviceLimits,
+    tuning: Tuning,
+    combine: CombineForm,
+    deterministic: bool,
+    shapes: [OnceLock<TileShape>; 4],
+}
+
+impl Plan {
+    /// The plan of `op` on a device with `limits` under `tuning` (not deterministic).
+    pub fn new(op: &CudaOp, limits: DeviceLimits, tuning: &Tuning) -> Plan {
+        Plan::with_cost(op, CombineCost::of(op), limits, tuning)
+    }
+
+    /// [`Plan::new`] for an interned operator, whose combine's cost is already estimated.
+    pub fn for_key(op: &OpKey, limits: DeviceLimits, tuning: &Tuning) -> Plan {
+        Plan::with_cost(op.op(), op.cost(), limits, tuning)
+    }
+
+    fn with_cost(op: &CudaOp, cost: CombineCost, limits: DeviceLimits, tuning: &Tuning) -> Plan {
+        Plan {
+            elem_size: op.elem_size,
+            in_size: op.input.as_ref().map(|m| m.in_size),
+            limits,
+            tuning: tuning.clone(),
+            combine: policy::combine_form(&cost, tuning),
+            deterministic: false,
+            shapes: Default::default(),
+        }
+    }
+
+    /// The same plan in deterministic mode (`Algorithm::Auto` scans by reduce-then-scan, see
+    /// [`crate::Gpu::deterministic`]).
+    pub fn deterministic(mut self, on: bool) -> Plan {
+        self.deterministic = on;
+        self
+    }
+
+    /// How the kernels call the combine.
+    pub fn combine(&self) -> CombineForm {
+        self.combine
+    }
+
+    /// The module spec of `set`: uninstrumented, in the plan's combine form.
+    pub fn spec(&self, set: KernelSet) -> KernelSpec {
+        KernelSpec::new(set).with_combine(self.combine)
+    }
+
+    /// The tile shape for `purpose` (the shape policy's, chosen once). The staged scan maps in
+    /// place, so an input map that changes the element size turns it off.
+    pub fn shape(&self, purpose: Purpose) -> Result<TileShape> {
+        let slot = &self.shapes[purpose as usize];
+        if let Some(s) = slot.get() {
+            return Ok(*s);
+        }
+        let mut s = policy::tile_shape(self.elem_size, &self.limits, &self.tuning, purpose)?;
+        if self.in_size.is_some_and(|size| size != self.elem_size) {
+            s.staged = false;
+            s.tma = false;
+        }
+        Ok(*slot.get_or_init(|| s))
+    }
+
+    /// Threads per block of the textbook kernels.
+    pub fn textbook_block(&self) -> Result<u32> {
+        policy::textbook_block(self.elem_size, &self.limits)
+    }
+
+    /// The algorithm a scan of `n` elements runs: `Auto` is reduce-then-scan in deterministic
+    /// mode and for more tiles than the single-pass scan numbers, else the single-pass scan.
+    pub fn resolve(&self, algorithm: Algorithm, n: u64) -> Result<Algorithm> {
+        Ok(match algorithm {
+            Algorithm::Auto if self.deterministic => Algorithm::Hierarchical,
+            Algorithm::Auto => {
+                let tile = self.shape(Purpose::SinglePass)?.tile();
+                if n.div_ceil(tile) > u64::from(u32::MAX) {
+                    Algorithm::Hierarchical
+                } else {
+                    Algorithm::SinglePass
+                }
+            }
+            a => a,
+        })
+    }
+
+    /// The module a scan of `n` elements under `algorithm` launches (its `fill` also writes
+    /// the total of an empty scan). `aligned`: whether input and output start on 16 bytes,
+    /// which the staged scan needs.
+    pub fn scan_set(&self, algorithm: Algorithm, n: u64, aligned: bool) -> Result<KernelSet> {
+        Ok(match self.resolve(algorithm, n)? {
+            Algorithm::KoggeStone => KernelSet::KoggeStone {
+                block: self.textbook_block()?,
+            },
+            Algorithm::BrentKung => KernelSet::BrentKung {
+                block: self.textbook_block()?,
+            },
+            Algorithm::Hierarchical => KernelSet::ReduceThenScan(self.shape(Purpose::Tiles)?),
+            _ => {
+                let register = self.shape(Purpose::SinglePass)?;
+                if n <= register.tile() {
+                    // One block: the small one-tile kernel when the input fits it (less
+                    // padding to fold and scan), else the one-tile kernel in the single-pass
+                    // shape.
+                    let one = self.shape(Purpose::OneTile)?;
+                    KernelSet::OneTile(if n <= one.tile() { one } else { register })
+                } else {
+                    let staged = self.shape(Purpose::Staged)?;
+                    if staged.staged && aligned {
+                        KernelSet::StagedScan(staged)
+                    } else {
+                        KernelSet::SinglePass(register)
+                    }
+                }
+            }
+        })
+    }
+
+    /// The module a reduction under `algorithm` launches.
+    pub fn reduce_set(&self, algorithm: Algorithm) -> Result<KernelSet> {
+        Ok(match algorithm {
+            Algorithm::KoggeStone | Algorithm::BrentKung => KernelSet::TreeReduce {
+                block: self.textbook_block()?,
+            },
+            _ => KernelSet::TiledReduce(self.shape(Purpose::Tiles)?),
+        })
+    }
+
+    /// Every module scans and reductions of any size under `algorithm` may load, the
+    /// costliest to compile first (each module is compiled on a thread of its own, so the
+    /// longest one bounds `prepare`: the look-back scans keep their one-tile form out).
+    pub fn sets(&self, algorithm: Algorithm) -> Result<Vec<KernelSet>> {
+        let tb = || self.textbook_block();
+        let tiles = || self.shape(Purpose::Tiles);
+        Ok(match algorithm {
+            Algorithm::KoggeStone => vec![
+                KernelSet::KoggeStone { block: tb()? },
+                KernelSet::TreeReduce { block: tb()? },
+            ],
+            Algorithm::BrentKung => vec![
+                KernelSet::BrentKung { block: tb()? },
+                KernelSet::TreeReduce { block: tb()? },
+            ],
+            Algorithm::Auto if self.deterministic => vec![
+                KernelSet::ReduceThenScan(tiles()?),
+                KernelSet::TiledReduce(tiles()?),
+            ],
+            Algorithm::Hierarchical => vec![
+                KernelSet::ReduceThenScan(tiles()?),
+                KernelSet::TiledReduce(tiles()?),
+            ],
+            Algorithm::SinglePass | Algorithm::Auto => {
+                let staged = self.shape(Purpose::Staged)?;
+                let register = self.shape(Purpose::SinglePass)?;
+                let one = self.shape(Purpose::OneTile)?;
+                let mut sets = vec![KernelSet::SinglePass(register)];
+                if staged.staged {
+                    sets.push(KernelSet::StagedScan(staged));
+                }
+                sets.push(KernelSet::TiledReduce(tiles()?));
+                sets.push(KernelSet::OneTile(register));
+                if one != register {
+                    sets.push(KernelSet::OneTile(one));
+                }
+                sets
+            }
+        })
+    }
+
+    /// The modules a scan and a reduction of `n` elements under `algorithm` load (buffers on
+    /// 16 bytes, as every device allocation is): what a first call of that size compiles.
+    pub fn sets_for(&self, algorithm: Algorithm, n: u64) -> Result<Vec<KernelSet>> {
+        let scan = self.scan_set(algorithm, n, true)?;
+        let reduce = self.reduce_set(algorithm)?;
+        Ok(if scan == reduce {
+            vec![scan]
+        } else {
+            vec![scan, reduce]
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monoid::Monoid;
+    use crate::ops::{MatMulMod, Sum};
+
+    fn plan(op: &CudaOp, cc: u32) -> Plan {
+        Plan::new(op, DeviceLimits::for_arch(cc), &Tuning::default())
+    }
+
+    #[test]
+    fn calls_load_the_set_of_their_size() {
+        let p = plan(&Sum::<i32>::new().cuda(), 90);
+        let one = p.shape(Purpose::OneTile).unwrap();
+        let sp = p.shape(Purpose::SinglePass).unwrap();
+        let staged = p.shape(Purpose::Staged).unwrap();
+        let scan = |n, aligned| p.scan_set(Algorithm::Auto, n, aligned).unwrap();
+        assert_eq!(scan(0, true), KernelSet::OneTile(one));
+        assert_eq!(scan(one.tile(), true), KernelSet::OneTile(one));
+        assert_eq!(scan(one.tile() + 1, true), KernelSet::OneTile(sp));
+        assert_eq!(scan(sp.tile(), true), KernelSet::OneTile(sp));
+        assert_eq!(scan(sp.tile() + 1, false), KernelSet::SinglePass(sp));
+        assert_eq!(scan(sp.tile() + 1, true), KernelSet::StagedScan(staged));
+        // Every set a call loads is one `sets` lists.
+        let all = p.sets(Algorithm::Auto).unwrap();
+        for n in [0, 1, one.tile(), sp.tile(), 1 << 20] {
+            for set in p.sets_for(Algorithm::Auto, n).unwrap() {
+                assert!(all.contains(&set), "{n}: {set:?}");
+            }
+            assert!(all.contains(&scan(n, false)));
+        }
+        assert_eq!(
+            p.sets_for(Algorithm::Auto, 1 << 10).unwrap(),
+            vec![
+                KernelSet::OneTile(one),
+                KernelSet::TiledReduce(p.shape(Purpose::Tiles).unwrap())
+            ]
+        );
+        // Before sm_80 there is no staged scan.
+        let turing = plan(&Sum::<i32>::new().cuda(), 75);
+        assert_eq!(turing.sets(Algorithm::Auto).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn deterministic_and_textbook_plans() {
+        let op = Sum::<i32>::new().cuda();
+        let det = plan(&op, 90).deterministic(true);
+        let tiles = det.shape(Purpose::Tiles).unwrap();
+        assert_eq!(
+            det.scan_set(Algorithm::Auto, 1 << 20, true).unwrap(),
+            KernelSet::ReduceThenScan(tiles)
+        );
+        assert_eq!(
+            det.sets(Algorithm::Auto).unwrap(),
+            det.sets(Algorithm::Hierarchical).unwrap()
+        );
+        let p = plan(&op, 90);
+        let block = p.textbook_block().unwrap();
+        assert_eq!(
+            p.sets_for(Algorithm::BrentKung, 5).unwrap(),
+            vec![
+                KernelSet::BrentKung { block },
+                KernelSet::TreeReduce { block }
+            ]
+        );
+    }
+
+    #[test]
+    fn the_plan_carries_the_combine_form() {
+        let cheap = plan(&Sum::<i32>::new().cuda(), 90);
+        let set = KernelSet::Check;
+        assert_eq!(cheap.spec(set), KernelSpec::new(set));
+        let dear = plan(&MatMulMod::default().cuda(), 90);
+        assert_eq!(dear.spec(set).combine, CombineForm::Outlined);
+        let forced = Plan::new(
+            &MatMulMod::default().cuda(),
+            DeviceLimits::for_arch(90),
+            &Tuning {
+                combine: Some(CombineForm::Inline),
+                ..Tuning::default()
+            },
+        );
+        assert_eq!(forced.spec(set), KernelSpec::new(set));
+    }
+}
