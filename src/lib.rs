@@ -166,11 +166,11 @@ pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 pub use element::Element;
 pub use error::{CompileFailure, Error, LayoutFigure, LayoutMismatch, Memory, Result};
 pub use gpu::{device_count, driver_present, DeviceInfo, Gpu, KernelInfo, MappedScanner, Scanner};
+pub use gpu::{PrepareReport, Prepared};
 /// The `half` crate (`f16`, `bf16`), re-exported for the half-precision elements.
 #[cfg(feature = "f16")]
 #[cfg_attr(docsrs, doc(cfg(feature = "f16")))]
 pub use half;
-pub use gpu::{PrepareReport, Prepared};
 pub use map::Map;
 pub use monoid::{CudaMap, CudaOp, Monoid, Param};
 pub use monoscan_derive::{device, operator, Element};
