@@ -227,8 +227,9 @@ where
 
 /// Every kernel set the library generates for `op` on compute capability `cc`, in the shapes
 /// the default tuning picks: the textbook, tiled, single-pass and one-tile families, the
-/// staged scan (both its forms) where the element size and the architecture allow it,
-/// compaction's sets for 4-byte counts with an input map, and the check set.
+/// staged scan (with and without the TMA) where the element size and the architecture allow
+/// it, the staged reduce where the policy takes it, compaction's sets for 4-byte counts with
+/// an input map, and the check set.
 pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
     let size = op.elem_size;
     let limits = DeviceLimits::for_arch(cc);
@@ -251,11 +252,23 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
         KernelSet::Check,
     ];
     let in_size = op.input.as_ref().map_or(size, |m| m.in_size);
+    let cost = crate::tuning::cost::CombineCost::of(op);
     for t in [&tuning, &no_tma] {
-        let staged = shape(Purpose::Staged, t)?;
+        let mut staged = shape(Purpose::Staged, t)?;
+        if staged.staged {
+            staged.chains = policy::chains(&cost, t, &staged, size);
+        }
         let set = KernelSet::StagedScan(staged);
         if staged.staged && in_size == size && !sets.contains(&set) {
             sets.push(set);
+        }
+        let mut reduce = shape(Purpose::StagedReduce, t)?;
+        if reduce.staged && in_size == size && policy::reduce_staged(size, &cost) {
+            reduce.chains = policy::chains(&cost, t, &reduce, size);
+            let set = KernelSet::StagedReduce(reduce);
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
         }
     }
     if op.input.is_some() && size == 4 {

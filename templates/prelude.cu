@@ -25,6 +25,12 @@ static __device__ __noinline__ {{ elem }} ms_combine_outlined({{ elem }} a, {{ e
 {% if instrument %}        atomicAdd(&ms_combine_count, 1ULL);
 {% endif %}        return {% if outlined %}ms_combine_outlined{% else %}{{ op_struct }}::combine{% endif %}(a, b);
     }
+    // Always inlined, whatever the combine's form: for the few loops that keep several
+    // independent combines in flight, whose instructions can then interleave.
+    static __device__ __forceinline__ T combine_ilp(const T& a, const T& b) {
+{% if instrument %}        atomicAdd(&ms_combine_count, 1ULL);
+{% endif %}        return {{ op_struct }}::combine(a, b);
+    }
 };
 typedef MsOp::T ms_elem;
 

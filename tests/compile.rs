@@ -47,9 +47,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::Check => 10,
         KernelSet::RowScan { .. } => 11,
         KernelSet::LanesCopy => 12,
+        KernelSet::StagedReduce(_) => 13,
     }
 }
-const FAMILIES: usize = 13;
+const FAMILIES: usize = 14;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -87,18 +88,34 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
     if !sets.contains(&one_big) {
         sets.push(one_big);
     }
+    let cost = CombineCost::of(op);
     let staged = shape(Purpose::Staged, &tuning);
-    // Elements whose size divides 16 get the staged scan (sm_80 and newer); on sm_90 and newer
-    // its tiles (one 128-byte run per thread) load by tensor copies.
-    assert_eq!(staged.staged, cc >= 80 && 16 % size == 0, "size {size}");
+    // Elements of up to 128 bytes get the staged scan (sm_80 and newer); on sm_90 and newer
+    // its tiles load by the TMA (tensor copies of 128-byte runs for power-of-two sizes, one
+    // bulk copy for the linear layout of the others).
+    assert_eq!(staged.staged, cc >= 80 && size <= 128, "size {size}");
     assert_eq!(staged.tma, staged.staged && cc >= 90, "size {size}");
+    assert_eq!(
+        staged.linear,
+        staged.staged && !size.is_power_of_two(),
+        "size {size}"
+    );
     let in_size = op.input.as_ref().map_or(size, |m| m.in_size);
     if staged.staged && in_size == size {
-        sets.push(KernelSet::StagedScan(staged));
-        let cp_async = shape(Purpose::Staged, &no_tma);
-        assert!(cp_async.staged && !cp_async.tma, "size {size}");
-        if cp_async != staged {
-            sets.push(KernelSet::StagedScan(cp_async));
+        for t in [&tuning, &no_tma] {
+            let mut s = shape(Purpose::Staged, t);
+            assert!(s.staged && s.tma == (cc >= 90 && t.tma), "size {size}");
+            s.chains = policy::chains(&cost, t, &s, size);
+            if !sets.contains(&KernelSet::StagedScan(s)) {
+                sets.push(KernelSet::StagedScan(s));
+            }
+            let mut r = shape(Purpose::StagedReduce, t);
+            if r.staged && policy::reduce_staged(size, &cost) {
+                r.chains = policy::chains(&cost, t, &r, size);
+                if !sets.contains(&KernelSet::StagedReduce(r)) {
+                    sets.push(KernelSet::StagedReduce(r));
+                }
+            }
         }
     }
     sets.push(KernelSet::LanesCopy);

@@ -14,12 +14,14 @@ mod disk;
 mod fetch;
 mod intern;
 pub mod key;
+mod tuned;
 mod warm;
 mod words;
 
 pub use disk::{read_entry, Entry, Kind, MAX_ENTRY_BYTES, STALE_TMP};
 pub use fetch::{Fetched, Origin};
 pub use intern::OpKey;
+pub use tuned::{device_key, op_digest, TunedStore};
 pub use warm::{Warm, WarmReport};
 
 use crate::codegen::{self, KernelSpec, Rendered};
@@ -120,12 +122,14 @@ pub struct KernelCache {
     compiles: AtomicU64,
     corrupt: AtomicU64,
     write_warned: AtomicBool,
+    tuned: TunedStore,
 }
 
 impl KernelCache {
     /// A cache with its own memory layer and the given disk layer.
     pub fn new(config: CacheConfig) -> Self {
         KernelCache {
+            tuned: TunedStore::new(config.dir.as_deref()),
             disk: config.dir.map(Disk::new),
             memory: Mutex::new(WordMap::default()),
             ops: Interner::default(),
@@ -148,6 +152,11 @@ impl KernelCache {
     /// The disk folder, if any.
     pub fn dir(&self) -> Option<&Path> {
         self.disk.as_ref().map(|d| d.dir())
+    }
+
+    /// The autotuned shapes kept beside the kernels (in memory, and under the disk folder).
+    pub fn tuned(&self) -> &TunedStore {
+        &self.tuned
     }
 
     /// What the cache has done so far.

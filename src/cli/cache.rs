@@ -11,9 +11,10 @@ use serde::Serialize;
 /// What to do with the cache.
 #[derive(clap::Subcommand, Debug, Clone)]
 pub enum CacheCommand {
-    /// List the cached modules (path, size, what they are).
+    /// List the cached modules (path, size, what they are) and the shapes tuned per operator
+    /// and device.
     List,
-    /// Remove every cached module.
+    /// Remove every cached module and every tuned shape.
     Clear,
     /// Print the cache folder.
     Dir,
@@ -76,11 +77,26 @@ pub fn cache(cmd: CacheCommand) -> Result<(), CliError> {
                 human_bytes(total),
                 dir.display()
             ));
+            let tuned = cache.tuned().list().map_err(|e| monoscan::Error::Io {
+                path: dir.clone(),
+                message: e.to_string(),
+            })?;
+            for (path, shape) in &tuned {
+                text.push_str(&format!("tuned  {shape}  {}\n", path.display()));
+            }
+            text.push_str(&format!("{} autotuned shape(s)\n", tuned.len()));
             write_stdout(&text)
         }
         CacheCommand::Clear => {
             let n = cache.clear_disk()?;
-            write_stdout(&format!("removed {n} module(s) from {}\n", dir.display()))
+            let t = cache.tuned().clear().map_err(|e| monoscan::Error::Io {
+                path: dir.clone(),
+                message: e.to_string(),
+            })?;
+            write_stdout(&format!(
+                "removed {n} module(s) and {t} autotuned shape(s) from {}\n",
+                dir.display()
+            ))
         }
         CacheCommand::Warm(args) => warm(&cache, &args),
     }

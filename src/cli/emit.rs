@@ -27,6 +27,9 @@ pub enum Kernels {
     ReduceTree,
     /// The tiled reduce.
     Reduce,
+    /// The staged reduce: tiles copied into shared memory through several stages (sm_80 and
+    /// newer; what reductions of large or odd-sized elements and expensive combines run).
+    StagedReduce,
 }
 
 /// Arguments of `monoscan emit`.
@@ -78,11 +81,22 @@ impl Job for Emit<'_> {
             Kernels::Hierarchical => KernelSet::ReduceThenScan(plan.shape(Purpose::Tiles)?),
             Kernels::Reduce => KernelSet::TiledReduce(plan.shape(Purpose::Tiles)?),
             Kernels::SinglePass => KernelSet::SinglePass(plan.shape(Purpose::SinglePass)?),
+            Kernels::StagedReduce => {
+                let shape = plan.shape(Purpose::StagedReduce)?;
+                if !shape.staged {
+                    return Err(CliError::Usage(format!(
+                        "elements of {size} bytes cannot use the staged reduce on sm_{arch} (it needs sm_80 or newer and elements of 1 to {} bytes)",
+                        monoscan::tuning::policy::STAGED_MAX_ELEM
+                    )));
+                }
+                KernelSet::StagedReduce(shape)
+            }
             Kernels::Staged => {
                 let shape = plan.shape(Purpose::Staged)?;
                 if !shape.staged {
                     return Err(CliError::Usage(format!(
-                        "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and a size that divides 16)"
+                        "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and elements of 1 to {} bytes)",
+                        monoscan::tuning::policy::STAGED_MAX_ELEM
                     )));
                 }
                 KernelSet::StagedScan(shape)

@@ -38,6 +38,14 @@ pub struct TuningArgs {
     /// estimated cost).
     #[arg(long, value_name = "FORM", value_parser = combine_form)]
     pub combine: Option<CombineForm>,
+    /// Independent chains each thread of the staged scan folds and scans its run in, 1 to 8
+    /// (default: by the combine's estimated cost).
+    #[arg(long, value_name = "N")]
+    pub chains: Option<u32>,
+    /// Run the policy's staged-scan shape instead of timing candidate shapes on an
+    /// operator's first large scan (or using a stored choice).
+    #[arg(long)]
+    pub no_autotune: bool,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
@@ -74,6 +82,8 @@ impl TuningArgs {
             pace: self.pace.unwrap_or(default.pace),
             pace_waves: self.pace_waves.unwrap_or(default.pace_waves),
             combine: self.combine,
+            chains: self.chains,
+            autotune: !self.no_autotune,
         };
         tuning
             .validate()

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 21] = [
+const TEMPLATES: [(&str, &str); 26] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -39,6 +39,18 @@ const TEMPLATES: [(&str, &str); 21] = [
     ),
     ("lib/tma.cuh", include_str!("../../templates/lib/tma.cuh")),
     (
+        "lib/run_swizzled.cuh",
+        include_str!("../../templates/lib/run_swizzled.cuh"),
+    ),
+    (
+        "lib/run_linear.cuh",
+        include_str!("../../templates/lib/run_linear.cuh"),
+    ),
+    (
+        "lib/run_chains.cuh",
+        include_str!("../../templates/lib/run_chains.cuh"),
+    ),
+    (
         "tree_reduce.cu",
         include_str!("../../templates/tree_reduce.cu"),
     ),
@@ -53,6 +65,14 @@ const TEMPLATES: [(&str, &str); 21] = [
     (
         "tiled_reduce.cu",
         include_str!("../../templates/tiled_reduce.cu"),
+    ),
+    (
+        "staged_reduce.cu",
+        include_str!("../../templates/staged_reduce.cu"),
+    ),
+    (
+        "lib/tensor_copy.cuh",
+        include_str!("../../templates/lib/tensor_copy.cuh"),
     ),
     (
         "reduce_then_scan.cu",

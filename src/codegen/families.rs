@@ -60,12 +60,43 @@ struct StagingCtx {
     swizzle: u32,
 }
 
-/// The TMA form of the staged scan: its block state after the tile, its boxes, its residency.
+/// The TMA forms of the staged scan: the block state after the tile, the tensor copies'
+/// boxes, the residency bound.
 #[derive(Serialize)]
 struct TmaCtx {
     tma_state: usize,
     tma_boxes: u32,
     min_blocks: u32,
+}
+
+/// `lib/run_swizzled.cuh`, `lib/run_linear.cuh` and `lib/run_chains.cuh`: how a staged tile
+/// keeps its elements and how each thread folds and scans its run.
+#[derive(Serialize)]
+struct RunCtx {
+    linear: bool,
+    /// Bytes per access of the linear layout.
+    unit: usize,
+    chains: u32,
+}
+
+impl RunCtx {
+    fn of(s: &TileShape, elem_size: usize) -> Self {
+        RunCtx {
+            linear: s.linear,
+            unit: TileShape::unit(elem_size),
+            chains: s.chains,
+        }
+    }
+}
+
+/// How a staged family copies full tiles in: `cp_async`, `tensor` (TMA tensor copies of the
+/// swizzled layout's 128-byte rows) or `bulk` (one TMA bulk copy of a linear tile).
+fn copy_form(s: &TileShape) -> &'static str {
+    match (s.tma, s.linear) {
+        (false, _) => "cp_async",
+        (true, false) => "tensor",
+        (true, true) => "bulk",
+    }
 }
 
 /// The families over register tiles alone: the tiled reduce, reduce-then-scan, the one-tile
@@ -89,12 +120,12 @@ struct SinglePassCtx<'a> {
     lookback: LookbackCtx,
 }
 
-/// The staged single-pass scan, in its cp.async or TMA form.
+/// The staged single-pass scan: its copies (`cp_async`, `tensor` or `bulk`), its run layout.
 #[derive(Serialize)]
 struct StagedScanCtx<'a> {
     prefix: &'a str,
     map: bool,
-    tma: bool,
+    copy: &'static str,
     #[serde(flatten)]
     tile: TileCtx,
     #[serde(flatten)]
@@ -102,7 +133,25 @@ struct StagedScanCtx<'a> {
     #[serde(flatten)]
     staging: StagingCtx,
     #[serde(flatten)]
+    run: RunCtx,
+    #[serde(flatten)]
     tma_form: Option<TmaCtx>,
+}
+
+/// The staged reduce: its copies, its run layout, its stages.
+#[derive(Serialize)]
+struct StagedReduceCtx<'a> {
+    prefix: &'a str,
+    map: bool,
+    copy: &'static str,
+    stages: u32,
+    tma_boxes: u32,
+    #[serde(flatten)]
+    tile: TileCtx,
+    #[serde(flatten)]
+    staging: StagingCtx,
+    #[serde(flatten)]
+    run: RunCtx,
 }
 
 /// Stream compaction: the look-back runs over u32 keep counts.
@@ -173,17 +222,33 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
             &StagedScanCtx {
                 prefix,
                 map,
-                tma: s.tma,
+                copy: copy_form(&s),
                 tile: TileCtx::of(&s),
                 lookback: LookbackCtx::of(&s, elem_size),
                 staging: StagingCtx {
                     swizzle: s.swizzle(elem_size),
                 },
+                run: RunCtx::of(&s, elem_size),
                 tma_form: s.tma.then(|| TmaCtx {
                     tma_state: s.tma_state_bytes(elem_size),
                     tma_boxes: s.tma_boxes(),
                     min_blocks: s.min_blocks,
                 }),
+            },
+        ),
+        KernelSet::StagedReduce(s) => engine::render(
+            template,
+            &StagedReduceCtx {
+                prefix,
+                map,
+                copy: copy_form(&s),
+                stages: crate::tuning::policy::REDUCE_STAGES,
+                tma_boxes: s.tma_boxes(),
+                tile: TileCtx::of(&s),
+                staging: StagingCtx {
+                    swizzle: s.swizzle(elem_size),
+                },
+                run: RunCtx::of(&s, elem_size),
             },
         ),
         KernelSet::Select(s) | KernelSet::SelectStaged(s) => {

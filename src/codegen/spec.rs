@@ -21,6 +21,8 @@ pub enum Entry {
     AddCarry,
     /// The tiled reduce.
     ReduceTiles,
+    /// The staged reduce.
+    ReduceStaged,
     /// Reduce-then-scan: the total of each tile.
     TileTotals,
     /// One block scans one tile from a carry.
@@ -52,6 +54,7 @@ impl Entry {
             Entry::BkScan => "bk_scan",
             Entry::AddCarry => "add_carry",
             Entry::ReduceTiles => "reduce_tiles",
+            Entry::ReduceStaged => "reduce_staged",
             Entry::TileTotals => "tile_totals",
             Entry::TileScan => "tile_scan",
             Entry::ScanSinglePass => "scan_single_pass",
@@ -70,6 +73,7 @@ impl Entry {
         matches!(
             self,
             Entry::ReduceTiles
+                | Entry::ReduceStaged
                 | Entry::TileTotals
                 | Entry::TileScan
                 | Entry::ScanSinglePass
@@ -117,6 +121,10 @@ pub enum KernelSet {
     },
     /// The tiled reduce (`tiled_reduce.cu`).
     TiledReduce(TileShape),
+    /// The staged reduce (`staged_reduce.cu`): tiles copied into shared memory through
+    /// [`crate::tuning::policy::REDUCE_STAGES`] buffers, sm_80 and newer; elements of any size
+    /// up to the staged limit, and expensive combines.
+    StagedReduce(TileShape),
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
     ReduceThenScan(TileShape),
@@ -162,6 +170,7 @@ impl KernelSet {
             KernelSet::KoggeStone { block } => format!("kogge-stone-b{block}"),
             KernelSet::BrentKung { block } => format!("brent-kung-b{block}"),
             KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
+            KernelSet::StagedReduce(s) => format!("staged-reduce-{}", s.name()),
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
@@ -185,6 +194,7 @@ impl KernelSet {
             KernelSet::KoggeStone { .. } => "kogge_stone.cu",
             KernelSet::BrentKung { .. } => "brent_kung.cu",
             KernelSet::TiledReduce(_) => "tiled_reduce.cu",
+            KernelSet::StagedReduce(_) => "staged_reduce.cu",
             KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
             KernelSet::SinglePass(_) => "single_pass.cu",
             KernelSet::StagedScan(_) => "staged_scan.cu",
@@ -205,6 +215,7 @@ impl KernelSet {
             KernelSet::KoggeStone { .. } => &[Entry::Fill, Entry::KsScan, Entry::AddCarry],
             KernelSet::BrentKung { .. } => &[Entry::Fill, Entry::BkScan, Entry::AddCarry],
             KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles],
+            KernelSet::StagedReduce(_) => &[Entry::Fill, Entry::ReduceStaged],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
             KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
             KernelSet::StagedScan(_) => &[Entry::Fill, Entry::ScanStaged],
@@ -225,6 +236,7 @@ impl KernelSet {
             | KernelSet::KoggeStone { block }
             | KernelSet::BrentKung { block } => *block,
             KernelSet::TiledReduce(s)
+            | KernelSet::StagedReduce(s)
             | KernelSet::ReduceThenScan(s)
             | KernelSet::SinglePass(s)
             | KernelSet::StagedScan(s)
@@ -243,6 +255,7 @@ impl KernelSet {
     pub fn dynamic_smem(&self, entry: Entry, elem_size: usize, in_size: usize) -> usize {
         match (self, entry) {
             (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
+            (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
             _ => 0,
         }

@@ -8,6 +8,7 @@
 //! [`crate::Backend`] for host slices; `launch/` holds every kernel launch, `scratch.rs` the
 //! scratch memory, `device.rs` device discovery.
 
+mod autotune;
 mod compact;
 mod device;
 mod host;
@@ -361,9 +362,26 @@ impl Gpu {
         Ok(self.ctx.load_module(ptx)?)
     }
 
-    /// The kernel plan of the interned operator `op` on this device under this Gpu's tuning.
+    /// The kernel plan of the interned operator `op` on this device under this Gpu's tuning,
+    /// with the staged scan's autotuned shape where one is stored for it.
     pub(crate) fn plan(&self, op: &OpKey) -> Plan {
-        Plan::for_key(op, self.info.limits, &self.tuning).deterministic(self.deterministic)
+        let plan =
+            Plan::for_key(op, self.info.limits, &self.tuning).deterministic(self.deterministic);
+        if crate::tuning::autotune::applies(op.op().elem_size, &op.cost(), &self.tuning) {
+            if let Some(record) =
+                self.cache
+                    .tuned()
+                    .get(&self.device_key(), op.op(), &self.info.limits)
+            {
+                plan.install_tuned(record.shape);
+            }
+        }
+        plan
+    }
+
+    /// This device as autotuning records name it.
+    pub(crate) fn device_key(&self) -> String {
+        crate::cache::device_key(&self.info.name, self.info.cc, self.info.sm_count)
     }
 
     /// The module `spec` of `op` if this Gpu has loaded it.

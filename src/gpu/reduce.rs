@@ -2,13 +2,13 @@
 //! reduce.
 
 use super::kernels::OpKernels;
-use super::launch::{self, DevSlice};
+use super::launch::{self, DevSlice, TensorMap};
 use super::scratch::{bytes_for, levels};
 use crate::algorithm::Algorithm;
-use crate::codegen::KernelSet;
+use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
-use crate::tuning::Purpose;
+use crate::tuning::{Purpose, TileShape};
 
 /// Blocks of the tiled reduce per SM: enough to hide latency, few enough that the second pass
 /// fits one tile.
@@ -35,7 +35,10 @@ pub(super) fn reduce<M: Monoid, In: crate::element::Element>(
                 .ok_or_else(|| Error::invalid("internal: an unmapped reduce of another type"))?;
             tree(sc, inp, out)
         }
-        _ => tiled(sc, inp, out),
+        _ => match sc.plan.reduce_set(algorithm)? {
+            KernelSet::StagedReduce(shape) if inp.addr() % 16 == 0 => staged(sc, shape, inp, out),
+            _ => tiled(sc, inp, out),
+        },
     }
 }
 
@@ -77,6 +80,74 @@ fn tree<M: Monoid>(
         }
         src = dst;
     }
+}
+
+/// The staged reduce: a grid of as many blocks as the device holds at once folds contiguous
+/// runs of tiles into per-block partials, in order, each tile through shared-memory stages;
+/// then the partials (one tile or less) are folded by one block of the same kernel.
+fn staged<M: Monoid, In: crate::element::Element>(
+    sc: &OpKernels<M>,
+    shape: TileShape,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+) -> Result<()> {
+    let set = KernelSet::StagedReduce(shape);
+    let n = inp.len();
+    if n == 0 {
+        return sc.fill(set, out, sc.m.identity());
+    }
+    let k = sc.kernels(set)?;
+    let stream = &sc.gpu.stream;
+    let tile = shape.tile();
+    let tiles = n.div_ceil(tile);
+    // As many blocks as are resident at once, and fewer partials than one tile holds (so that
+    // their pass is one partial tile, copied by cp.async).
+    let resident = u64::from(k.resident(Entry::ReduceStaged, sc.mapped)).max(1);
+    let blocks = resident.min(tile - 1).min(tiles).max(1);
+    let per_block = tiles.div_ceil(blocks);
+    let blocks = tiles.div_ceil(per_block);
+    let size = sc.op.op().elem_size as u64;
+    let mut scratch = sc.gpu.lock_scratch();
+    let mut carve = scratch.carve(stream, bytes_for(blocks + 128, size as usize, 2))?;
+    let partials = carve.take::<M::Elem>(blocks)?;
+    let spare = carve.take::<u8>(128)?;
+    // The tensor form takes a tensor map of the input's 128-byte rows; it copies only full
+    // tiles through it. An input of less than one row has no full tile, so any map serves:
+    // one of the spare scratch row.
+    let map = if shape.tma && !shape.linear {
+        Some(if n * size >= 128 {
+            TensorMap::rows128(inp, shape.tma_rows())?
+        } else {
+            TensorMap::rows128(spare, shape.tma_rows())?
+        })
+    } else {
+        None
+    };
+    if tiles == 1 {
+        // SAFETY: `k` is this scanner's staged-reduce module, rendered for M::Elem and (mapped)
+        // its map's In, which the plan keeps to the element's size; `map` is a map of `inp`,
+        // or (no full tile) one the kernel does not copy through.
+        return unsafe {
+            launch::reduce_staged(stream, &k, sc.mapped, 1, inp, out, n, 1, map.as_ref())
+        };
+    }
+    // SAFETY: as above.
+    unsafe {
+        launch::reduce_staged(
+            stream,
+            &k,
+            sc.mapped,
+            blocks,
+            inp,
+            partials,
+            n,
+            per_block,
+            map.as_ref(),
+        )
+    }?;
+    // SAFETY: as above; the partials (M::Elem, the plain entry) are fewer than a tile, so the
+    // kernel copies nothing through the map.
+    unsafe { launch::reduce_staged(stream, &k, false, 1, partials, out, blocks, 1, map.as_ref()) }
 }
 
 /// A persistent grid folds contiguous runs of tiles into per-block partials, in order; then

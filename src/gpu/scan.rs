@@ -85,7 +85,23 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
     match algorithm {
         Algorithm::KoggeStone | Algorithm::BrentKung => textbook(sc, set, own(inp)?, out, run),
         Algorithm::Hierarchical => reduce_then_scan(sc, set, inp, out, run),
-        _ => single_pass(sc, set, inp, out, run),
+        _ => {
+            // An autotuned operator's first large scan times the candidate shapes on this
+            // call's buffers: only where the output does not overwrite the input.
+            let in_bytes = n * std::mem::size_of::<In>() as u64;
+            let out_bytes = n * std::mem::size_of::<M::Elem>() as u64;
+            let disjoint =
+                inp.addr() + in_bytes <= out.addr() || out.addr() + out_bytes <= inp.addr();
+            let set = super::autotune::staged_set(sc, set, n, disjoint, |s| {
+                let plain = Run {
+                    exclusive: false,
+                    init: None,
+                    total: None,
+                };
+                single_pass(sc, s, inp, out, plain)
+            })?;
+            single_pass(sc, set, inp, out, run)
+        }
     }
 }
 
@@ -331,11 +347,17 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
             "{n} elements need {tiles} tiles; the single-pass scan handles at most 2^32 - 1 (use Algorithm::Hierarchical)"
         )));
     }
-    // The TMA form loads whole tiles through a tensor map of the input's 128-byte rows, and
-    // prefetches into L2 a fixed number of bytes ahead, past the launch's first wave. (Staged
-    // scans map in place: input elements have the element's size, the plan sees to it.)
+    // The TMA forms load whole tiles (the tensor form through a tensor map of the input's
+    // 128-byte rows, the bulk form by one bulk copy), and prefetch into L2 a fixed number of
+    // bytes ahead, past the launch's first wave. (Staged scans map in place: input elements
+    // have the element's size, the plan sees to it.)
     let tma = if shape.staged && shape.tma {
-        let map = TensorMap::rows128(inp, shape.tma_rows())?;
+        // The bulk form of the linear layout copies tiles from the input's address itself.
+        let map = if shape.linear {
+            None
+        } else {
+            Some(TensorMap::rows128(inp, shape.tma_rows())?)
+        };
         let plan = PrefetchPlan::new(
             &sc.gpu.tuning,
             shape.tile_bytes(sc.op.op().elem_size),
@@ -366,7 +388,7 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
             &k,
             sc.mapped,
             &args,
-            tma.as_ref().map(|(m, p)| (m, *p)),
+            tma.as_ref().map(|(m, p)| (m.as_ref(), *p)),
         )
     }
 }

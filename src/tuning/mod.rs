@@ -17,6 +17,7 @@
 //!   modules each algorithm and each call size use, for the GPU executor, `prepare` and
 //!   ahead-of-time warming alike.
 
+pub mod autotune;
 pub mod cost;
 mod limits;
 pub mod plan;
@@ -165,6 +166,14 @@ pub struct Tuning {
     /// How the kernels call the operator's combine (`None`: the policy's choice from the
     /// combine's estimated cost, [`policy::combine_form`]).
     pub combine: Option<CombineForm>,
+    /// Independent chains each thread of the staged scan folds and scans its run in, 1 to 8
+    /// (`None`: the policy's choice from the combine's estimated cost, [`policy::chains`]).
+    pub chains: Option<u32>,
+    /// Whether an operator the policy's defaults were not measured for (element sizes other
+    /// than 1, 2, 4, 8 and 16 bytes, expensive combines) has its staged-scan shape timed on
+    /// its first large scan on a device, and the fastest kept beside the kernel cache
+    /// ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
+    pub autotune: bool,
 }
 
 impl Tuning {
@@ -211,6 +220,12 @@ impl Tuning {
                 )));
             }
         }
+        if self.chains.is_some_and(|c| !(1..=8).contains(&c)) {
+            return Err(Error::invalid(format!(
+                "{} chains: expected 1 to 8",
+                self.chains.unwrap_or(0)
+            )));
+        }
         if self.pace_waves > 64 {
             return Err(Error::invalid(format!(
                 "{} paced waves: at most 64",
@@ -235,6 +250,8 @@ impl Default for Tuning {
             // One first wave paced better than two or four.
             pace_waves: 1,
             combine: None,
+            chains: None,
+            autotune: true,
         }
     }
 }
@@ -249,7 +266,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}, chains {}, autotune {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -258,7 +275,10 @@ impl fmt::Display for Tuning {
             self.prefetch_kib,
             if self.skip_first_wave { " past the first wave" } else { "" },
             self.pace_waves,
-            self.combine.map_or("auto (by cost)", CombineForm::name)
+            self.combine.map_or("auto (by cost)", CombineForm::name),
+            self.chains
+                .map_or("auto (by cost)".to_string(), |c| c.to_string()),
+            if self.autotune { "on" } else { "off" }
         )
     }
 }
@@ -313,6 +333,14 @@ mod tests {
             },
             Tuning {
                 pace_waves: 65,
+                ..Tuning::default()
+            },
+            Tuning {
+                chains: Some(0),
+                ..Tuning::default()
+            },
+            Tuning {
+                chains: Some(9),
                 ..Tuning::default()
             },
         ];

@@ -38,8 +38,12 @@ pub struct Plan {
     limits: DeviceLimits,
     tuning: Tuning,
     combine: CombineForm,
+    cost: CombineCost,
     deterministic: bool,
-    shapes: [OnceLock<TileShape>; 4],
+    shapes: [OnceLock<TileShape>; 5],
+    /// The staged scan's shape found by autotuning, where one is known (it replaces the
+    /// policy's).
+    tuned: OnceLock<TileShape>,
 }
 
 impl Plan {
@@ -60,9 +64,27 @@ impl Plan {
             limits,
             tuning: tuning.clone(),
             combine: policy::combine_form(&cost, tuning),
+            cost,
             deterministic: false,
             shapes: Default::default(),
+            tuned: OnceLock::new(),
         }
+    }
+
+    /// The combine's estimated cost.
+    pub fn cost(&self) -> CombineCost {
+        self.cost
+    }
+
+    /// Runs the staged scan in `shape` (an autotuned shape for this operator and device) from
+    /// now on; a plan takes one tuned shape, later ones are ignored. Returns the shape in use.
+    pub fn install_tuned(&self, shape: TileShape) -> TileShape {
+        *self.tuned.get_or_init(|| shape)
+    }
+
+    /// The autotuned shape of the staged scan, if one was installed.
+    pub fn tuned(&self) -> Option<TileShape> {
+        self.tuned.get().copied()
     }
 
     /// The same plan in deterministic mode (`Algorithm::Auto` scans by reduce-then-scan, see
@@ -82,9 +104,14 @@ impl Plan {
         KernelSpec::new(set).with_combine(self.combine)
     }
 
-    /// The tile shape for `purpose` (the shape policy's, chosen once). The staged scan maps in
-    /// place, so an input map that changes the element size turns it off.
+    /// The tile shape for `purpose` (an installed autotuned shape for the staged scan, else the
+    /// shape policy's, chosen once, with the staged kernels' chains from the combine's cost).
+    /// The staged kernels map in place, so an input map that changes the element size turns
+    /// them off.
     pub fn shape(&self, purpose: Purpose) -> Result<TileShape> {
+        if let (Purpose::Staged, Some(t)) = (purpose, self.tuned.get()) {
+            return Ok(*t);
+        }
         let slot = &self.shapes[purpose as usize];
         if let Some(s) = slot.get() {
             return Ok(*s);
@@ -93,6 +120,9 @@ impl Plan {
         if self.in_size.is_some_and(|size| size != self.elem_size) {
             s.staged = false;
             s.tma = false;
+        }
+        if matches!(purpose, Purpose::Staged | Purpose::StagedReduce) && s.staged {
+            s.chains = policy::chains(&self.cost, &self.tuning, &s, self.elem_size);
         }
         Ok(*slot.get_or_init(|| s))
     }
@@ -151,14 +181,33 @@ impl Plan {
         })
     }
 
-    /// The module a reduction under `algorithm` launches.
+    /// The module a reduction under `algorithm` launches (for an input on 16 bytes, as every
+    /// device allocation is): the staged reduce where the policy takes it
+    /// ([`policy::reduce_staged`]: sizes other than 1, 2, 4, 8 and 16 bytes, and expensive
+    /// combines) and it applies (sm_80 and newer, an input map that keeps the element size),
+    /// else the register-tile reduce. An unaligned input takes [`Plan::register_reduce_set`].
     pub fn reduce_set(&self, algorithm: Algorithm) -> Result<KernelSet> {
         Ok(match algorithm {
             Algorithm::KoggeStone | Algorithm::BrentKung => KernelSet::TreeReduce {
                 block: self.textbook_block()?,
             },
-            _ => KernelSet::TiledReduce(self.shape(Purpose::Tiles)?),
+            _ => {
+                let staged = self.shape(Purpose::StagedReduce)?;
+                if staged.staged
+                    && policy::reduce_staged(self.elem_size, &self.cost)
+                    && self.in_size.is_none_or(|size| size == self.elem_size)
+                {
+                    KernelSet::StagedReduce(staged)
+                } else {
+                    self.register_reduce_set()?
+                }
+            }
         })
+    }
+
+    /// The register-tile reduce, which takes any input.
+    pub fn register_reduce_set(&self) -> Result<KernelSet> {
+        Ok(KernelSet::TiledReduce(self.shape(Purpose::Tiles)?))
     }
 
     /// Every module scans and reductions of any size under `algorithm` may load, the
@@ -178,11 +227,11 @@ impl Plan {
             ],
             Algorithm::Auto if self.deterministic => vec![
                 KernelSet::ReduceThenScan(tiles()?),
-                KernelSet::TiledReduce(tiles()?),
+                self.reduce_set(algorithm)?,
             ],
             Algorithm::Hierarchical => vec![
                 KernelSet::ReduceThenScan(tiles()?),
-                KernelSet::TiledReduce(tiles()?),
+                self.reduce_set(algorithm)?,
             ],
             Algorithm::SinglePass | Algorithm::Auto => {
                 let staged = self.shape(Purpose::Staged)?;
@@ -192,7 +241,7 @@ impl Plan {
                 if staged.staged {
                     sets.push(KernelSet::StagedScan(staged));
                 }
-                sets.push(KernelSet::TiledReduce(tiles()?));
+                sets.push(self.reduce_set(algorithm)?);
                 sets.push(KernelSet::OneTile(register));
                 if one != register {
                     sets.push(KernelSet::OneTile(one));

@@ -18,15 +18,19 @@ pub enum Purpose {
     Staged,
     /// Inputs that fit one small tile (about 4 KiB): one launch of one block.
     OneTile,
+    /// The staged reduce (tiles copied into shared memory through several stages; sm_80 and
+    /// newer).
+    StagedReduce,
 }
 
 impl Purpose {
     /// Every purpose.
-    pub const ALL: [Purpose; 4] = [
+    pub const ALL: [Purpose; 5] = [
         Purpose::SinglePass,
         Purpose::Tiles,
         Purpose::Staged,
         Purpose::OneTile,
+        Purpose::StagedReduce,
     ];
 }
 
@@ -96,6 +100,7 @@ pub fn tile_shape(
     let layout = StateLayout::for_size(size);
     match purpose {
         Purpose::Staged => staged_shape(size, limits, tuning, layout),
+        Purpose::StagedReduce => staged_reduce_shape(size, limits, tuning),
         Purpose::OneTile => {
             if let Some(c) = tuning.one_tile {
                 return check(
@@ -157,18 +162,51 @@ pub fn tile_shape(
     }
 }
 
-/// Whether elements of `size` bytes in tiles of `items` per thread can be staged: the size
-/// divides 16 and each thread's run is a power-of-two number of 16-byte chunks.
-fn stageable(size: usize, items: u32, cc: u32) -> bool {
-    cc >= 80
-        && size > 0
-        && 16 % size == 0
+/// The largest element the staged scan takes, in bytes: beyond it, a thread's element and
+/// its running value crowd the registers, and the register kernel runs instead.
+pub const STAGED_MAX_ELEM: usize = 128;
+
+/// Whether runs of `items` elements of `size` bytes fit the swizzled layout: a power-of-two
+/// size up to [`STAGED_MAX_ELEM`] and a power-of-two number of 16-byte chunks per thread.
+fn swizzleable(size: usize, items: u32) -> bool {
+    size.is_power_of_two()
+        && size <= STAGED_MAX_ELEM
         && (items as usize * size) % 16 == 0
         && (items as usize * size / 16).is_power_of_two()
 }
 
+/// Items per thread of the linear layout for elements of `size` bytes: about 128 bytes a
+/// run, and an odd number of units between the runs of neighbouring threads where one exists
+/// (sizes that are not multiples of 32 bytes), so that a warp's accesses to its runs fall in
+/// distinct banks.
+fn linear_items(size: usize) -> u32 {
+    let size = size.max(1);
+    let ideal = 128.0 / size as f64;
+    let near = (ideal.round() as u32).max(1);
+    let units = size / TileShape::unit(size);
+    let odd = |i: u32| (i as usize * units) % 2 == 1;
+    if odd(near) || units % 2 == 0 {
+        return near;
+    }
+    // The odd neighbour nearer to the ideal (the smaller on a tie).
+    let (below, above) = (near.saturating_sub(1).max(1), near + 1);
+    if below != near && odd(below) && (ideal - below as f64) <= (above as f64 - ideal) {
+        below
+    } else {
+        above
+    }
+}
+
 /// The staged scan's shape (`staged == false` when elements of `size` bytes cannot be staged
 /// on this device).
+///
+/// Elements whose size is a power of two (up to 16 bytes; up to 128 with the TMA) keep the
+/// swizzled layout: on sm_90 352 threads of one 128-byte row each arrive by tensor copies.
+/// Other sizes use the linear layout: runs of about 128 bytes (see [`linear_items`]) in tiles
+/// of at most 44 KiB, arriving by one bulk copy on sm_90. Shared memory bounds the residency
+/// of elements up to 16 bytes (`min_blocks` asks the compiler to keep registers below it);
+/// larger elements leave the registers to the compiler, and the driver's occupancy of the
+/// compiled kernel sets the first wave.
 fn staged_shape(
     size: usize,
     limits: &DeviceLimits,
@@ -176,6 +214,7 @@ fn staged_shape(
     layout: StateLayout,
 ) -> Result<TileShape> {
     let tma = tuning.tma && limits.cc >= 90;
+    let size1 = size.max(1);
     let (block, items, lookback) = match tuning.staged {
         Some(c) => (c.threads, c.items, c.lookback.unwrap_or(LOOKBACK)),
         // Measured on an H200: residency is bounded by shared memory. With cp.async, many
@@ -188,13 +227,24 @@ fn staged_shape(
         // 384 threads 0.881.
         None => match size {
             1 | 2 | 4 | 8 | 16 if tma => (352, (128 / size) as u32, LOOKBACK),
-            0..=8 => (128, (128 / size.max(1)) as u32, LOOKBACK),
-            _ => (256, 8, LOOKBACK),
+            32 | 64 | 128 if tma => (352, (128 / size) as u32, LOOKBACK),
+            1 | 2 | 4 | 8 => (128, (128 / size) as u32, LOOKBACK),
+            16 => (256, 8, LOOKBACK),
+            32 | 64 | 128 => (256, (128 / size) as u32, LOOKBACK),
+            _ => {
+                let items = linear_items(size1);
+                let run = items as usize * size1;
+                let budget = if tma { 44 * 1024 } else { 32 * 1024 };
+                let block = ((budget / run) / 32 * 32).clamp(32, 1024) as u32;
+                (block, items, LOOKBACK)
+            }
         },
     };
     let mut shape = TileShape::new(block, items, layout, lookback);
-    shape.staged = stageable(size, items, limits.cc);
-    shape.tma = shape.staged && tma && shape.tma_fits(size);
+    let whole_chunks = shape.tile_bytes(size1) % 16 == 0;
+    shape.linear = !swizzleable(size1, items);
+    shape.staged = limits.cc >= 80 && size > 0 && size <= STAGED_MAX_ELEM && whole_chunks;
+    shape.tma = shape.staged && tma && (shape.linear || shape.tma_fits(size));
     if shape.block == 0
         || shape.block % 32 != 0
         || shape.block > 1024
@@ -212,10 +262,82 @@ fn staged_shape(
         )));
     }
     if shape.tma {
-        // As many blocks per SM as shared memory allows: registers must never lower it.
-        shape.min_blocks = limits.blocks_per_sm(shape.block, smem);
+        // Elements up to 16 bytes: as many blocks per SM as shared memory allows, registers
+        // must never lower it. Larger ones: no bound (a bound the registers cannot meet would
+        // spill).
+        shape.min_blocks = if size <= 16 {
+            limits.blocks_per_sm(shape.block, smem)
+        } else {
+            1
+        };
     }
     Ok(shape)
+}
+
+/// Tile buffers of the staged reduce: while a block folds one, the others are being copied.
+pub const REDUCE_STAGES: u32 = 3;
+
+/// The staged reduce's shape (`staged == false` where it does not apply: before sm_80, or
+/// elements larger than [`STAGED_MAX_ELEM`]): tiles of about 32 KiB in the staged scan's
+/// layouts (power-of-two sizes as 256 threads of one 128-byte row each, arriving by tensor
+/// copies on sm_90; other sizes linear, arriving by one bulk copy), so that two blocks of
+/// [`REDUCE_STAGES`] buffers fit an SM.
+pub fn staged_reduce_shape(
+    size: usize,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> Result<TileShape> {
+    let tma = tuning.tma && limits.cc >= 90;
+    let size1 = size.max(1);
+    let layout = StateLayout::for_size(size);
+    let (block, items) = if size1.is_power_of_two() && size1 <= STAGED_MAX_ELEM {
+        (256, (128 / size1).max(1) as u32)
+    } else {
+        let items = linear_items(size1);
+        let run = items as usize * size1;
+        (((32 * 1024 / run) / 32 * 32).clamp(32, 1024) as u32, items)
+    };
+    let mut shape = TileShape::new(block, items, layout, LOOKBACK);
+    shape.linear = !swizzleable(size1, items);
+    shape.staged = limits.cc >= 80
+        && size > 0
+        && size <= STAGED_MAX_ELEM
+        && shape.tile_bytes(size1) % 16 == 0
+        && shape.reduce_smem_bytes(size) <= limits.shared_per_block_optin as usize;
+    shape.tma = shape.staged && tma && (shape.linear || shape.tma_fits(size));
+    Ok(shape)
+}
+
+/// Whether reductions of `size`-byte elements with a combine of `cost` take the staged reduce
+/// (where it applies) rather than the register-tile reduce, which reaches the read pass's speed
+/// for cheap combines of 1, 2, 4, 8 and 16 bytes: larger or odd sizes, whose register tiles
+/// shrink the bytes in flight, and expensive combines, whose runs the staged reduce folds in
+/// chains.
+pub fn reduce_staged(size: usize, cost: &CombineCost) -> bool {
+    !matches!(size, 1 | 2 | 4 | 8 | 16) || cost.weight > INLINE_MAX_WEIGHT
+}
+
+/// The chains a thread's run of the staged scan is folded and scanned in
+/// (`templates/lib/run_chains.cuh`): the tuning's count where it sets one, else 1 for a cheap
+/// combine and 2 for one above [`INLINE_MAX_WEIGHT`], whose latency a single chain waits out
+/// combine after combine. A count that does not split the run into whole groups of elements
+/// falls back to 1.
+pub fn chains(cost: &CombineCost, tuning: &Tuning, shape: &TileShape, size: usize) -> u32 {
+    let want = tuning.chains.unwrap_or(if cost.weight > INLINE_MAX_WEIGHT {
+        2
+    } else {
+        1
+    });
+    let group = if shape.linear {
+        1
+    } else {
+        (16 / size.max(1)).max(1) as u32
+    };
+    if want > 1 && shape.items % want == 0 && (shape.items / want) % group == 0 {
+        want
+    } else {
+        1
+    }
 }
 
 fn check(shape: TileShape, size: usize, limits: &DeviceLimits) -> Result<TileShape> {
@@ -491,7 +613,10 @@ mod tests {
             h100.blocks_per_sm(affine.block, affine.staged_smem_bytes(16)),
             6
         );
-        assert!(!shape(12, 90, Purpose::Staged).unwrap().tma);
+        // Sizes that do not divide a 128-byte row keep their natural order and use the bulk
+        // (non-tensor) copy on sm_90.
+        let odd = shape(12, 90, Purpose::Staged).unwrap();
+        assert!(odd.linear && odd.tma, "{odd:?}");
         assert!(!shape(4, 90, Purpose::SinglePass).unwrap().tma);
         let s = shape(4, 90, Purpose::Staged).unwrap();
         assert_ne!(s.name(), TileShape { tma: false, ..s }.name());
@@ -502,6 +627,105 @@ mod tests {
         };
         let s = tile_shape(4, &h100, &off, Purpose::Staged).unwrap();
         assert!(s.staged && !s.tma && s.block == 128, "{s:?}");
+    }
+
+    #[test]
+    fn every_element_size_up_to_128_bytes_is_staged() {
+        for size in 1..=STAGED_MAX_ELEM {
+            for cc in [80, 90] {
+                let s = shape(size, cc, Purpose::Staged).unwrap();
+                assert!(s.staged, "{size} bytes, sm_{cc}: {s:?}");
+                assert_eq!(s.tile_bytes(size) % 16, 0, "{size} bytes: {s:?}");
+                let limits = DeviceLimits::for_arch(cc);
+                assert!(s.staged_smem_bytes(size) <= limits.shared_per_block_optin as usize);
+                assert_eq!(
+                    s.linear,
+                    !size.is_power_of_two(),
+                    "{size} bytes, sm_{cc}: {s:?}"
+                );
+                // The TMA on sm_90 only: tensor copies for the swizzled layout, a bulk copy
+                // for the linear one.
+                assert_eq!(s.tma, cc >= 90, "{size} bytes, sm_{cc}: {s:?}");
+                if s.linear {
+                    // Runs of about 128 bytes, an odd number of units apart where one exists.
+                    let run = s.items as usize * size;
+                    assert!((64..=256).contains(&run) || s.items == 1, "{size}: {s:?}");
+                    let units = run / TileShape::unit(size);
+                    assert!(units % 2 == 1 || size % 32 == 0, "{size}: {s:?}");
+                    assert!(s.tile_bytes(size) <= 44 * 1024, "{size}: {s:?}");
+                }
+            }
+        }
+        assert!(
+            !shape(STAGED_MAX_ELEM + 1, 90, Purpose::Staged)
+                .unwrap()
+                .staged
+        );
+        assert!(!shape(12, 75, Purpose::Staged).unwrap().staged);
+    }
+
+    #[test]
+    fn linear_runs_and_residency() {
+        let h100 = hopper();
+        for (size, items, block) in [(12, 11, 320), (24, 5, 352), (48, 3, 288), (3, 43, 320)] {
+            let s = shape(size, 90, Purpose::Staged).unwrap();
+            assert_eq!((s.items, s.block), (items, block), "{size} bytes: {s:?}");
+        }
+        // Elements up to 16 bytes: residency bounded by shared memory (five blocks); larger
+        // ones leave registers to the compiler.
+        let s = shape(12, 90, Purpose::Staged).unwrap();
+        assert_eq!(
+            s.min_blocks,
+            h100.blocks_per_sm(s.block, s.staged_smem_bytes(12))
+        );
+        assert_eq!(s.min_blocks, 5);
+        for size in [24, 32, 64, 128] {
+            assert_eq!(
+                shape(size, 90, Purpose::Staged).unwrap().min_blocks,
+                1,
+                "{size}"
+            );
+        }
+        for size in [32, 64, 128] {
+            let s = shape(size, 90, Purpose::Staged).unwrap();
+            assert!(s.tma && !s.linear && s.tma_fits(size), "{size}: {s:?}");
+            assert_eq!((s.block, s.items as usize * size), (352, 128));
+        }
+    }
+
+    #[test]
+    fn expensive_combines_fold_in_two_chains() {
+        let t = Tuning::default();
+        let cheap = CombineCost {
+            weight: 1,
+            ..CombineCost::default()
+        };
+        let dear = CombineCost {
+            weight: 200,
+            ..CombineCost::default()
+        };
+        let s8 = shape(8, 90, Purpose::Staged).unwrap();
+        assert_eq!(chains(&cheap, &t, &s8, 8), 1);
+        assert_eq!(chains(&dear, &t, &s8, 8), 2);
+        let four = Tuning {
+            chains: Some(4),
+            ..Tuning::default()
+        };
+        assert_eq!(chains(&cheap, &four, &s8, 8), 4);
+        // 2 items of 64 bytes split into two chains; a 3-item linear run does not.
+        let s64 = shape(64, 90, Purpose::Staged).unwrap();
+        assert_eq!(chains(&dear, &t, &s64, 64), 2);
+        assert_eq!(chains(&dear, &four, &s64, 64), 1);
+        let s48 = shape(48, 90, Purpose::Staged).unwrap();
+        assert_eq!(chains(&dear, &t, &s48, 48), 1);
+        // Chains of whole 16-byte chunks: 128 one-byte items make 8 chains of one chunk each.
+        let s1 = shape(1, 80, Purpose::Staged).unwrap();
+        assert_eq!(s1.items, 128);
+        let eight = Tuning {
+            chains: Some(8),
+            ..Tuning::default()
+        };
+        assert_eq!(chains(&dear, &eight, &s1, 1), 8);
     }
 
     #[test]

@@ -68,16 +68,24 @@ pub struct TileShape {
     /// Predecessors each lane of the look-back warp inspects per step.
     pub lookback: u32,
     /// Whether this is the staged single-pass scan (`scan_staged`), which copies its tile into
-    /// shared memory with `cp.async` instead of holding it in registers.
+    /// shared memory instead of holding it in registers.
     pub staged: bool,
-    /// Whether the staged scan loads whole tiles with one tensor copy (the TMA, sm_90 and
-    /// newer) instead of `cp.async`: each thread's run is one 128-byte row of a 2D tensor map,
-    /// so the TMA's 128-byte swizzle is the staged buffer's layout. Its launch takes the
-    /// tensor map of the input as a last argument. For compaction's staged kernel: one bulk
-    /// copy per tile instead of `cp.async`.
+    /// Whether the staged scan loads whole tiles by the TMA (sm_90 and newer) instead of
+    /// `cp.async`: in the swizzled layout by tensor copies (each thread's run is one 128-byte
+    /// row of a 2D tensor map, so the TMA's 128-byte swizzle is the staged buffer's layout; the
+    /// launch takes the tensor map of the input), in the linear layout by one bulk copy. For
+    /// compaction's staged kernel: one bulk copy per tile instead of `cp.async`.
     pub tma: bool,
+    /// Whether the staged tile keeps elements in the linear layout (any element size: element
+    /// `e` at byte `e * size`, read in the widest power-of-two unit that divides the size)
+    /// instead of swizzled 16-byte chunks (power-of-two element sizes).
+    pub linear: bool,
+    /// Independent chains each thread's run is folded and scanned in (1, or more for expensive
+    /// combines: see `templates/lib/run_chains.cuh`); the staged scan only.
+    pub chains: u32,
     /// Blocks per SM the kernel asks the compiler to allow (`__launch_bounds__`), so that
-    /// registers never lower residency below what shared memory allows; 0 for no such bound.
+    /// registers never lower residency below what the shape policy planned; 0 for no such
+    /// bound.
     pub min_blocks: u32,
 }
 
@@ -91,6 +99,8 @@ impl TileShape {
             lookback,
             staged: false,
             tma: false,
+            linear: false,
+            chains: 1,
             min_blocks: 0,
         }
     }
@@ -100,17 +110,33 @@ impl TileShape {
         u64::from(self.block) * u64::from(self.items)
     }
 
-    /// `b256x32x1-packed64`, `staged-b256x32x1-packed64`, `tma-staged-b128x32x1-packed64`.
+    /// `b256x32x1-packed64`, `staged-b256x32x1-packed64`, `tma-staged-b128x32x1-packed64`,
+    /// `tma-linear-staged-b320x11x1-paired-m5`, `tma-staged-b352x16x1-packed128-c4-m4` (a
+    /// linear layout, chains and a residency bound where they apply).
     pub fn name(&self) -> String {
-        format!(
-            "{}{}b{}x{}x{}-{}",
+        let mut name = format!(
+            "{}{}{}b{}x{}x{}-{}",
             if self.tma { "tma-" } else { "" },
+            if self.linear { "linear-" } else { "" },
             if self.staged { "staged-" } else { "" },
             self.block,
             self.items,
             self.lookback,
             self.layout.name()
-        )
+        );
+        if self.chains > 1 {
+            name.push_str(&format!("-c{}", self.chains));
+        }
+        if self.min_blocks > 0 {
+            name.push_str(&format!("-m{}", self.min_blocks));
+        }
+        name
+    }
+
+    /// Bytes of the accesses the linear layout reads and writes elements of `size` bytes
+    /// with: the largest power of two up to 16 that divides the size.
+    pub fn unit(size: usize) -> usize {
+        (1usize << size.max(1).trailing_zeros()).min(16)
     }
 
     /// Tensor copies per tile in the TMA form: a box of the tensor map holds at most 256 rows
@@ -124,7 +150,9 @@ impl TileShape {
     /// evenly into boxes of at most 256 rows that each start a 1 KiB swizzle period (a whole
     /// number of 8-row groups).
     pub fn tma_fits(&self, size: usize) -> bool {
-        self.items as usize * size == 128 && self.block % (8 * self.tma_boxes()) == 0
+        !self.linear
+            && self.items as usize * size == 128
+            && self.block % (8 * self.tma_boxes()) == 0
     }
 
     /// Rows (threads) per tensor copy in the TMA form: the tile's rows split evenly over
@@ -151,6 +179,17 @@ impl TileShape {
                 .tile_bytes(size)
                 .saturating_add(self.tma_state_bytes(size)),
         }
+    }
+
+    /// Dynamic shared memory of the staged reduce for elements of `size` bytes: its
+    /// [`super::policy::REDUCE_STAGES`] tile buffers, the block's state (a sum per warp, the
+    /// prefix, the tile number; rounded up to 16 bytes) and an 8-byte mbarrier per stage.
+    pub fn reduce_smem_bytes(&self, size: usize) -> usize {
+        let stages = super::policy::REDUCE_STAGES as usize;
+        let state = ((self.block as usize / 32 + 1) * size.max(1) + 4).div_ceil(16) * 16;
+        self.tile_bytes(size)
+            .saturating_mul(stages)
+            .saturating_add(state + 8 * stages)
     }
 
     /// Bytes after the tile in the TMA form's dynamic shared memory: the block's state (a sum

@@ -24,16 +24,18 @@ struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
 // `in` must be 16-byte aligned (checked before launch).
 template <typename In, bool Swizzled>
 __device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
-    static_assert((MS_TILE * sizeof(In)) % (16 * MS_BLOCK) == 0,
-                  "monoscan: a staged tile is a whole number of 16-byte chunks per thread");
-    constexpr int chunks = (int)(MS_TILE * sizeof(In) / (16 * MS_BLOCK));
+    static_assert((MS_TILE * sizeof(In)) % 16 == 0, "monoscan: a staged tile is a whole number of 16-byte chunks");
+    constexpr int total = (int)(MS_TILE * sizeof(In) / 16);
+    // Rounds of one chunk per thread; a last round only partly used unless the threads divide
+    // the chunks.
+    constexpr int rounds = (total + MS_BLOCK - 1) / MS_BLOCK;
     const char* src = (const char*)(in + (ms_u64)tile * MS_TILE);
     const ms_i64 bytes = (ms_i64)ms_valid((ms_u64)tile * MS_TILE, n) * (ms_i64)sizeof(In);
 #pragma unroll
-    for (int k = 0; k < chunks; ++k) {
+    for (int k = 0; k < rounds; ++k) {
         const int c = k * MS_BLOCK + threadIdx.x;
         const ms_i64 left = bytes - (ms_i64)c * 16;
-        if (left > 0) {
+        if ((total % MS_BLOCK == 0 || c < total) && left > 0) {
             const ms_u32 take = left >= 16 ? 16u : (ms_u32)left;
             ms_chunk_bits* slot = buf + (Swizzled ? ms_swz(c) : c);
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"

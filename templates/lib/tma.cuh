@@ -61,6 +61,12 @@ __device__ __forceinline__ void ms_bar_wait(ms_u32 b) {
     asm volatile("{ .reg .pred p; MS_BAR_WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra MS_BAR_WAIT_%=; }"
                  ::"r"(b) : "memory");
 }
+// Every thread: waits until the copies of the barrier's phase `parity` (0 for its first use,
+// then alternating) have landed.
+__device__ __forceinline__ void ms_bar_wait_parity(ms_u32 b, ms_u32 parity) {
+    asm volatile("{ .reg .pred p; MS_BAR_WAITP_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra MS_BAR_WAITP_%=; }"
+                 ::"r"(b), "r"(parity) : "memory");
+}
 // Every thread asks L2 for its share of the plan's target tile, 128-byte rows strided by the
 // block (in the staged scan exactly its own row), once the block's own copies are issued. (A
 // bulk prefetch by the claiming thread queues the target's requests in the tensor unit ahead of
@@ -76,4 +82,12 @@ __device__ __forceinline__ void ms_prefetch_rows(const In* in, ms_u64 n, ms_u32 
             asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(t + (ms_u64)r * 128) : "memory");
         }
     }
+}
+// Thread 0: copies `bytes` (a multiple of 16) from `src` (16-byte aligned) to `dst` with one
+// bulk copy that completes on the mbarrier at `b` (the TMA without a tensor map: the bytes
+// land in order, unswizzled).
+__device__ __forceinline__ void ms_bulk_issue(const void* src, ms_u32 bytes, void* dst, ms_u32 b) {
+    ms_bar_expect(b, bytes);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(ms_shared_addr(dst)), "l"(src), "r"(bytes), "r"(b) : "memory");
 }

@@ -69,8 +69,9 @@ pub(crate) struct SinglePass<In, T> {
 
 /// The single-pass scan, one block per tile: `scan_single_pass` of a
 /// [`KernelSet::SinglePass`] module, or `scan_staged` of a [`KernelSet::StagedScan`] one,
-/// whose TMA form also takes the input's tensor map and the launch's L2 prefetch plan
-/// (`tma`); through the input map when `mapped`.
+/// whose TMA forms also take the launch's L2 prefetch plan, after the input's tensor map in
+/// the tensor form (`tma`: the map, for the swizzled layout only, and the plan); through the
+/// input map when `mapped`.
 ///
 /// # Safety
 /// `k` is such a module rendered for element type `T`, and (when `mapped`) for an input map
@@ -80,7 +81,7 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
     k: &Loaded,
     mapped: bool,
     a: &SinglePass<In, T>,
-    tma: Option<(&TensorMap, PrefetchPlan)>,
+    tma: Option<(Option<&TensorMap>, PrefetchPlan)>,
 ) -> Result<()> {
     let (shape, entry) = match k.set() {
         KernelSet::SinglePass(s) => (s, Entry::ScanSinglePass),
@@ -108,9 +109,10 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
             "internal: the staged scan needs 16-byte aligned buffers",
         ));
     }
-    if tma.is_some() != (entry == Entry::ScanStaged && shape.tma) {
+    let tma_form = entry == Entry::ScanStaged && shape.tma;
+    if tma.is_some() != tma_form || tma.is_some_and(|(map, _)| map.is_some() == shape.linear) {
         return Err(Error::invalid(
-            "internal: a tensor map goes with the TMA form of the staged scan, and only with it",
+            "internal: a prefetch plan goes with the TMA forms of the staged scan, a tensor map with its tensor form, and only with them",
         ));
     }
     let (i, o, t, st) = (
@@ -135,7 +137,8 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
     // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements)
     // and the prefetch plan (the kernel prefetches only full tiles below n; a plan only changes
     // which, never what is read into the tile, and its pacing only when a copy is issued),
-    // passed exactly for that form (checked above).
+    // passed exactly for that form (checked above). The bulk form (the linear layout's TMA
+    // form) takes the prefetch plan alone: it copies whole tiles below n from `in` itself.
     unsafe {
         let mut b = s.launch_builder(f);
         b.arg(&i)
@@ -154,7 +157,10 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
         let plan;
         if let Some((map, p)) = tma {
             plan = p;
-            b.arg(map).arg(&plan);
+            if let Some(map) = map {
+                b.arg(map);
+            }
+            b.arg(&plan);
         }
         b.launch(config(tiles, shape.block, smem))
     }?;

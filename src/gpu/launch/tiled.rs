@@ -1,7 +1,7 @@
 //! Launches of the register-tile kernels: the tiled reduce, reduce-then-scan's tile totals, and
 //! the one-tile scan.
 
-use super::{addr, config, holds, DevSlice};
+use super::{addr, config, holds, DevSlice, TensorMap};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
@@ -52,6 +52,73 @@ pub(crate) unsafe fn reduce_tiles<In: DeviceRepr, T: DeviceRepr>(
             .arg(&n)
             .arg(&tiles_per_block)
             .launch(config(blocks, shape.block, 0))
+    }?;
+    Ok(())
+}
+
+/// `reduce_staged(in, partials, n, tiles_per_block)` over `blocks` blocks, each folding a run
+/// of `tiles_per_block` tiles into `partials[block]` through its shared-memory stages; the
+/// tensor form also takes the input's tensor map (`map`); through the input map when `mapped`.
+///
+/// # Safety
+/// `k` is a [`KernelSet::StagedReduce`] module rendered for element type `T`, and (when
+/// `mapped`) for an input map from `In` of the same size; unmapped, `In` is `T`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    blocks: u64,
+    inp: DevSlice<In>,
+    partials: DevSlice<T>,
+    n: u64,
+    tiles_per_block: u64,
+    map: Option<&TensorMap>,
+) -> Result<()> {
+    let f = k.function(Entry::ReduceStaged, mapped)?;
+    let KernelSet::StagedReduce(shape) = k.set() else {
+        return Err(Error::invalid(
+            "internal: reduce_staged needs a staged-reduce module",
+        ));
+    };
+    let smem = k.dynamic_smem(Entry::ReduceStaged, mapped);
+    holds("the input", &inp, n)?;
+    holds("the partials", &partials, blocks)?;
+    if blocks
+        .saturating_mul(tiles_per_block)
+        .saturating_mul(shape.tile())
+        < n
+    {
+        return Err(Error::invalid(
+            "internal: the reduce's grid does not cover its input",
+        ));
+    }
+    if inp.addr() % 16 != 0 || std::mem::size_of::<In>() != std::mem::size_of::<T>() {
+        return Err(Error::invalid(
+            "internal: the staged reduce reads 16-byte aligned elements of the element's size",
+        ));
+    }
+    if map.is_some() != (shape.tma && !shape.linear) {
+        return Err(Error::invalid(
+            "internal: a tensor map goes with the tensor form of the staged reduce, and only with it",
+        ));
+    }
+    let (i, p) = (inp.addr(), partials.addr());
+    // SAFETY: kernel `(const in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block)`,
+    // in the tensor form with a last `const __grid_constant__ ms_tensor_map` (passed exactly
+    // for that form, checked above: a map of `in`'s whole 128-byte rows, of which the kernel
+    // copies only full tiles below n), with in_t = In and ms_elem = T (the caller's
+    // obligation); in holds n elements and is 16-byte aligned, as the kernel's cp.async and
+    // bulk copies need, partials one per block, and blocks x tiles_per_block tiles cover n (all
+    // checked above). `smem` bytes (the stages, the block state and the mbarriers) were
+    // allowed by the function attribute set when the module was loaded.
+    unsafe {
+        let mut b = s.launch_builder(f);
+        b.arg(&i).arg(&p).arg(&n).arg(&tiles_per_block);
+        if let Some(map) = map {
+            b.arg(map);
+        }
+        b.launch(config(blocks, shape.block, smem))
     }?;
     Ok(())
 }

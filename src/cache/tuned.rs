@@ -1,0 +1,215 @@
+//! Autotuned shapes, kept beside the kernel cache: one record per device and operator
+//! ([`crate::tuning::autotune::Record`]), in memory for the process and on disk under
+//! `<cache dir>/tuned-v1/<device>/<operator digest>.txt`, so that an operator is tuned once per
+//! device. `monoscan cache list` shows the records and `monoscan cache clear` removes them with
+//! the kernels. A record that cannot be read, or names a shape this device cannot run, is
+//! ignored (the operator is tuned again); a failed write is a warning, never an error.
+
+use crate::monoid::CudaOp;
+use crate::tuning::autotune::Record;
+use crate::tuning::DeviceLimits;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The folder of the records under the cache folder.
+const FOLDER: &str = "tuned-v1";
+
+/// The records of one cache: in memory, and on disk where the cache has a folder.
+#[derive(Debug, Default)]
+pub struct TunedStore {
+    dir: Option<PathBuf>,
+    memory: Mutex<HashMap<(String, String), Record>>,
+}
+
+/// A device as records name it: its name, compute capability and SM count, as a file name
+/// (`NVIDIA-H100-80GB-HBM3-sm90-132`).
+pub fn device_key(name: &str, cc: u32, sms: u32) -> String {
+    let name: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("{}-sm{cc}-{sms}", name.trim_matches('-'))
+}
+
+/// An operator as records name it: a SHA-256 of its whole device description (types, code,
+/// parameters, input map), hex.
+pub fn op_digest(op: &CudaOp) -> String {
+    let digest = Sha256::digest(format!("{op:?}").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl TunedStore {
+    /// The records of a cache whose folder is `cache_dir` (`None`: memory only).
+    pub fn new(cache_dir: Option<&Path>) -> Self {
+        TunedStore {
+            dir: cache_dir.map(|d| d.join(FOLDER)),
+            memory: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn path(&self, device: &str, digest: &str) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join(device).join(format!("{digest}.txt")))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Record>> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The record of `op` on `device` (a [`device_key`]) whose limits are `limits`, from
+    /// memory or disk; `None` when there is none that this device can run.
+    pub fn get(&self, device: &str, op: &CudaOp, limits: &DeviceLimits) -> Option<Record> {
+        let digest = op_digest(op);
+        let key = (device.to_string(), digest.clone());
+        if let Some(r) = self.lock().get(&key) {
+            return Some(r.clone());
+        }
+        let text = std::fs::read_to_string(self.path(device, &digest)?).ok()?;
+        let record = Record::parse(&text, op.elem_size, limits).ok()?;
+        self.lock().insert(key, record.clone());
+        Some(record)
+    }
+
+    /// Keeps `record` for `op` on `device`, in memory and (written to a temporary file, then
+    /// renamed) on disk; `Err` with the reason when the disk write failed.
+    pub fn put(&self, device: &str, op: &CudaOp, record: &Record) -> Result<(), String> {
+        let digest = op_digest(op);
+        self.lock()
+            .insert((device.to_string(), digest.clone()), record.clone());
+        let Some(path) = self.path(device, &digest) else {
+            return Ok(());
+        };
+        let write = || -> std::io::Result<()> {
+            let folder = path.parent().expect("a record path has a folder");
+            std::fs::create_dir_all(folder)?;
+            let tmp = folder.join(format!(".{digest}.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, record.to_text())?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| format!("cannot write the tuning record {}: {e}", path.display()))
+    }
+
+    /// Every record on disk: its path and its shape line (or why it is unreadable).
+    pub fn list(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
+        let Some(dir) = &self.dir else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        let devices = match std::fs::read_dir(dir) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(e),
+        };
+        for device in devices {
+            let device = device?.path();
+            if !device.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(&device)? {
+                let path = file?.path();
+                if path.extension().is_some_and(|e| e == "txt") {
+                    let summary = std::fs::read_to_string(&path)
+                        .map(|t| {
+                            t.lines()
+                                .find(|l| l.starts_with("shape "))
+                                .unwrap_or("(no shape)")
+                                .to_string()
+                        })
+                        .unwrap_or_else(|e| format!("(unreadable: {e})"));
+                    out.push((path, summary));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Removes every record, in memory and on disk; returns how many files were removed.
+    pub fn clear(&self) -> std::io::Result<usize> {
+        self.lock().clear();
+        let n = self.list()?.len();
+        if let Some(dir) = &self.dir {
+            match std::fs::remove_dir_all(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monoid::Monoid;
+    use crate::ops::{Affine, Sum};
+    use crate::tuning::Tuning;
+
+    #[test]
+    fn records_persist_per_device_and_operator() {
+        let dir = std::env::temp_dir().join(format!("monoscan-tuned-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let h100 = DeviceLimits::for_arch(90);
+        let op = Affine::<f64>::new().cuda();
+        let other = Sum::<i32>::new().cuda();
+        let shape16 = crate::tuning::policy::tile_shape(
+            16,
+            &h100,
+            &Tuning::default(),
+            crate::tuning::Purpose::Staged,
+        )
+        .unwrap();
+        let record = Record {
+            shape: shape16,
+            timings: vec![("x".into(), 1.0)],
+            n: 1 << 26,
+        };
+        let device = device_key("NVIDIA H100 80GB HBM3", 90, 132);
+        assert_eq!(device, "NVIDIA-H100-80GB-HBM3-sm90-132");
+        let store = TunedStore::new(Some(&dir));
+        assert!(store.get(&device, &op, &h100).is_none());
+        store.put(&device, &op, &record).unwrap();
+        assert_eq!(store.get(&device, &op, &h100), Some(record.clone()));
+        assert!(store.get(&device, &other, &h100).is_none());
+        assert!(store.get("another-device", &op, &h100).is_none());
+        // A later process (a new store on the same folder) reads it from disk.
+        let later = TunedStore::new(Some(&dir));
+        assert_eq!(later.get(&device, &op, &h100), Some(record));
+        let listed = later.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].1.starts_with("shape "), "{listed:?}");
+        // A damaged file is ignored.
+        std::fs::write(&listed[0].0, "garbage").unwrap();
+        assert!(TunedStore::new(Some(&dir))
+            .get(&device, &op, &h100)
+            .is_none());
+        assert_eq!(later.clear().unwrap(), 1);
+        assert!(later.list().unwrap().is_empty());
+        assert!(later.get(&device, &op, &h100).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn memory_only_stores_keep_records_for_the_process() {
+        let h100 = DeviceLimits::for_arch(90);
+        let op = Affine::<f64>::new().cuda();
+        let store = TunedStore::new(None);
+        let record = Record {
+            shape: crate::tuning::policy::tile_shape(
+                16,
+                &h100,
+                &Tuning::default(),
+                crate::tuning::Purpose::Staged,
+            )
+            .unwrap(),
+            timings: vec![],
+            n: 1,
+        };
+        store.put("d", &op, &record).unwrap();
+        assert_eq!(store.get("d", &op, &h100), Some(record));
+        assert!(store.list().unwrap().is_empty());
+    }
+}

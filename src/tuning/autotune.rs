@@ -1,0 +1,315 @@
+//! Autotuning: which staged-scan shapes an operator is timed in on first use, and how the
+//! winner is written down.
+//!
+//! The shape policy's defaults were measured for cheap combines of 1, 2, 4, 8 and 16 bytes;
+//! every other operator (other element sizes, expensive combines) is timed once per device in
+//! a handful of candidate shapes ([`candidates`]), and the fastest is kept beside the kernel
+//! cache ([`crate::cache::TunedStore`]), so that later calls and later processes run it. The
+//! candidates differ only in speed: every shape computes the same scan (exactly, for exact
+//! operators). [`crate::Gpu`] runs the timing ([`crate::tuning::Tuning::autotune`] turns it
+//! off); this module decides what is timed and keeps the record's format.
+
+use super::cost::CombineCost;
+use super::policy::{self, INLINE_MAX_WEIGHT};
+use super::{DeviceLimits, Purpose, ShapeChoice, TileShape, Tuning};
+use crate::error::{Error, Result};
+
+/// Whether an operator of `size`-byte elements with a combine of `cost` is autotuned under
+/// `tuning`: autotuning is on, the tuning fixes neither the staged shape nor the chains, and
+/// the policy's defaults were not measured for it (they were for cheap combines of 1, 2, 4, 8
+/// and 16 bytes).
+pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
+    tuning.autotune
+        && tuning.staged.is_none()
+        && tuning.chains.is_none()
+        && (!matches!(size, 1 | 2 | 4 | 8 | 16) || cost.weight > INLINE_MAX_WEIGHT)
+}
+
+/// The staged-scan shapes timed for `size`-byte elements with a combine of `cost` on a device
+/// with `limits`: the policy's shape first, then variants of it: fewer threads per tile (more,
+/// smaller tiles: a shorter life per tile), the residency bound lifted or imposed (registers
+/// against resident blocks), the other layout where both apply (32-byte and larger
+/// power-of-two sizes), and, for expensive combines, 1, 2 and 4 chains. At most
+/// [`MAX_CANDIDATES`], each one the policy accepts, none twice.
+pub fn candidates(
+    size: usize,
+    cost: &CombineCost,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> Vec<TileShape> {
+    let mut out: Vec<TileShape> = Vec::new();
+    let mut push = |s: Option<TileShape>| {
+        if let Some(s) = s.filter(|s| s.staged) {
+            if !out.contains(&s) && out.len() < MAX_CANDIDATES {
+                out.push(s);
+            }
+        }
+    };
+    let with = |choice: Option<ShapeChoice>, chains: Option<u32>| -> Option<TileShape> {
+        let t = Tuning {
+            staged: choice,
+            chains,
+            ..tuning.clone()
+        };
+        let mut s = policy::tile_shape(size, limits, &t, Purpose::Staged).ok()?;
+        s.chains = policy::chains(cost, &t, &s, size);
+        Some(s)
+    };
+    let Some(base) = with(None, None) else {
+        return out;
+    };
+    push(Some(base));
+    let expensive = cost.weight > INLINE_MAX_WEIGHT;
+    if expensive {
+        for chains in [1, 4] {
+            push(with(None, Some(chains)));
+        }
+    }
+    // Half the threads per tile (whole warps).
+    let half = (base.block / 2).max(32) / 32 * 32;
+    push(with(Some(ShapeChoice::new(half, base.items)), None));
+    // The residency bound: imposed where the policy leaves registers free, lifted where it
+    // imposes one.
+    if base.tma {
+        let smem = base.staged_smem_bytes(size);
+        let full = limits.blocks_per_sm(base.block, smem);
+        let other = if base.min_blocks >= full { 1 } else { full };
+        push(Some(TileShape {
+            min_blocks: other,
+            ..base
+        }));
+        if full > 2 && base.min_blocks < full {
+            push(Some(TileShape {
+                min_blocks: full - 1,
+                ..base
+            }));
+        }
+    }
+    // Power-of-two sizes of 32 bytes and more: the linear layout too (two 128-byte runs'
+    // worth of elements per thread, one bulk copy per tile).
+    if !base.linear && size >= 32 {
+        let items = (256 / size).max(1) as u32;
+        let threads = ((44 * 1024 / (items as usize * size)) / 32 * 32).clamp(32, 1024) as u32;
+        if let Some(mut s) = with(Some(ShapeChoice::new(threads, items)), None) {
+            s.linear = true;
+            s.tma = base.tma && s.staged;
+            s.min_blocks = u32::from(s.tma);
+            push(Some(s));
+        }
+    }
+    out
+}
+
+/// Candidates timed at most.
+pub const MAX_CANDIDATES: usize = 6;
+
+/// The smallest input, in bytes, on which a first scan tunes its operator: large enough that
+/// the timing is of DRAM rather than of L2 and launch latency.
+pub const MIN_TUNING_BYTES: u64 = 64 << 20;
+
+/// What a stored tuning record holds: the winning shape and what each candidate measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// The fastest candidate.
+    pub shape: TileShape,
+    /// Every candidate's name (`TileShape::name`) and median time in milliseconds.
+    pub timings: Vec<(String, f64)>,
+    /// Elements of the input the candidates were timed on.
+    pub n: u64,
+}
+
+/// The first line of a record file.
+const MAGIC: &str = "monoscan-tuned 1";
+
+impl Record {
+    /// The record as text: a header line, the shape's fields, then one line per candidate.
+    pub fn to_text(&self) -> String {
+        let s = &self.shape;
+        let mut text = format!(
+            "{MAGIC}\nversion {}\nn {}\nshape {} {} {} {} {} {} {}\n",
+            env!("CARGO_PKG_VERSION"),
+            self.n,
+            s.block,
+            s.items,
+            s.lookback,
+            u8::from(s.tma),
+            u8::from(s.linear),
+            s.chains,
+            s.min_blocks
+        );
+        for (name, ms) in &self.timings {
+            text.push_str(&format!("timed {ms:.6} {name}\n"));
+        }
+        text
+    }
+
+    /// Reads a record written by [`Record::to_text`] for elements of `size` bytes on a device
+    /// with `limits`; `Err` for another format or crate version, or a shape the staged scan
+    /// cannot take there (a record is then ignored and the operator tuned again).
+    pub fn parse(text: &str, size: usize, limits: &DeviceLimits) -> Result<Record> {
+        let bad = |why: &str| Error::invalid(format!("tuning record: {why}"));
+        let mut lines = text.lines();
+        if lines.next() != Some(MAGIC) {
+            return Err(bad("not a monoscan tuning record"));
+        }
+        if lines.next() != Some(&format!("version {}", env!("CARGO_PKG_VERSION"))) {
+            return Err(bad("written by another version of monoscan"));
+        }
+        let n = lines
+            .next()
+            .and_then(|l| l.strip_prefix("n "))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| bad("no size"))?;
+        let fields: Vec<u32> = lines
+            .next()
+            .and_then(|l| l.strip_prefix("shape "))
+            .map(|l| l.split(' ').filter_map(|v| v.parse().ok()).collect())
+            .unwrap_or_default();
+        let [block, items, lookback, tma, linear, chains, min_blocks] = fields[..] else {
+            return Err(bad("no shape"));
+        };
+        // The record's shape must be one the policy accepts for this size and device.
+        let t = Tuning {
+            staged: Some(ShapeChoice::new(block, items).with_lookback(lookback)),
+            tma: tma == 1,
+            chains: Some(chains),
+            ..Tuning::default()
+        };
+        t.validate()?;
+        let mut shape = policy::tile_shape(size, limits, &t, Purpose::Staged)?;
+        if !shape.staged || (tma == 1 && !shape.tma && linear == 0) {
+            return Err(bad("a shape the staged scan cannot take here"));
+        }
+        if linear == 1 && !shape.linear {
+            let unit = TileShape::unit(size);
+            if (items as usize * size) % unit != 0 || shape.tile_bytes(size) % 16 != 0 {
+                return Err(bad("a linear shape of partial units"));
+            }
+            shape.linear = true;
+            shape.tma = tma == 1 && limits.cc >= 90;
+        }
+        if chains == 0 || shape.items % chains != 0 || min_blocks > 64 {
+            return Err(bad("chains or a residency bound out of range"));
+        }
+        shape.chains = chains;
+        shape.min_blocks = if shape.tma { min_blocks.max(1) } else { 0 };
+        let timings = lines
+            .filter_map(|l| l.strip_prefix("timed "))
+            .filter_map(|l| {
+                let (ms, name) = l.split_once(' ')?;
+                Some((name.to_string(), ms.parse().ok()?))
+            })
+            .collect();
+        Ok(Record { shape, timings, n })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cheap() -> CombineCost {
+        CombineCost {
+            weight: 1,
+            ..CombineCost::default()
+        }
+    }
+
+    fn dear() -> CombineCost {
+        CombineCost {
+            weight: 200,
+            ..CombineCost::default()
+        }
+    }
+
+    #[test]
+    fn measured_classes_are_not_tuned() {
+        let t = Tuning::default();
+        for size in [1, 2, 4, 8, 16] {
+            assert!(!applies(size, &cheap(), &t), "{size}");
+            assert!(applies(size, &dear(), &t), "{size}");
+        }
+        for size in [3, 12, 24, 32, 48, 64, 128] {
+            assert!(applies(size, &cheap(), &t), "{size}");
+        }
+        let off = Tuning {
+            autotune: false,
+            ..Tuning::default()
+        };
+        assert!(!applies(12, &cheap(), &off));
+        let fixed = Tuning {
+            staged: Some(ShapeChoice::new(128, 8)),
+            ..Tuning::default()
+        };
+        assert!(!applies(12, &cheap(), &fixed));
+    }
+
+    #[test]
+    fn candidates_are_distinct_staged_shapes_led_by_the_policy() {
+        let h100 = DeviceLimits::for_arch(90);
+        let t = Tuning::default();
+        for (size, cost) in [
+            (12, cheap()),
+            (24, cheap()),
+            (32, cheap()),
+            (64, cheap()),
+            (8, dear()),
+            (24, dear()),
+            (3, cheap()),
+        ] {
+            let c = candidates(size, &cost, &h100, &t);
+            assert!(c.len() >= 2 && c.len() <= MAX_CANDIDATES, "{size}: {c:?}");
+            let mut base = policy::tile_shape(size, &h100, &t, Purpose::Staged).unwrap();
+            base.chains = policy::chains(&cost, &t, &base, size);
+            assert_eq!(c[0], base, "{size}");
+            for (i, s) in c.iter().enumerate() {
+                assert!(s.staged && s.tile_bytes(size) % 16 == 0, "{size}: {s:?}");
+                assert!(s.staged_smem_bytes(size) <= h100.shared_per_block_optin as usize);
+                assert!(!c[..i].contains(s), "{size}: {s:?} twice");
+            }
+        }
+        // Expensive combines try several chains.
+        let c = candidates(8, &dear(), &h100, &t);
+        let chains: Vec<u32> = c.iter().map(|s| s.chains).collect();
+        assert!(
+            chains.contains(&1) && chains.contains(&2) && chains.contains(&4),
+            "{chains:?}"
+        );
+        // 64-byte elements try the linear layout beside the swizzled one.
+        let c = candidates(64, &cheap(), &h100, &t);
+        assert!(
+            c.iter().any(|s| s.linear) && c.iter().any(|s| !s.linear),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn records_round_trip_and_reject_what_cannot_run() {
+        let h100 = DeviceLimits::for_arch(90);
+        let t = Tuning::default();
+        for (size, cost) in [(12, cheap()), (64, cheap()), (8, dear()), (48, dear())] {
+            for shape in candidates(size, &cost, &h100, &t) {
+                let r = Record {
+                    shape,
+                    timings: vec![("a".into(), 0.25), (shape.name(), 0.125)],
+                    n: 1 << 24,
+                };
+                let back = Record::parse(&r.to_text(), size, &h100)
+                    .unwrap_or_else(|e| panic!("{size}: {shape:?}: {e}"));
+                assert_eq!(back, r, "{size}");
+            }
+        }
+        let r = Record {
+            shape: candidates(12, &cheap(), &h100, &t)[0],
+            timings: vec![],
+            n: 5,
+        };
+        let text = r.to_text();
+        assert!(Record::parse(&text.replace("monoscan-tuned 1", "x"), 12, &h100).is_err());
+        assert!(Record::parse(&text.replace("version", "v"), 12, &h100).is_err());
+        assert!(Record::parse(&text.replace("shape 320", "shape 33"), 12, &h100).is_err());
+        // A shape recorded on sm_90 is not one sm_75 can stage.
+        assert!(Record::parse(&text, 12, &DeviceLimits::for_arch(75)).is_err());
+        assert!(Record::parse("", 12, &h100).is_err());
+    }
+}

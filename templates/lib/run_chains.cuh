@@ -1,0 +1,76 @@
+// ---- A thread's run folded and scanned as MS_CHAINS chains ----
+// The run of MS_ITEMS items splits into MS_CHAINS consecutive parts of MS_CHAIN_ITEMS items.
+// The fold keeps one accumulator per part and steps all parts together, so that MS_CHAINS
+// combines without a dependency between them are in flight at once instead of one long chain
+// (for an expensive combine, whose latency a chain would wait out combine after combine).
+// Order is kept: each part is folded in order, and the parts are combined earliest first. The
+// scan starts each part from its own prefix (the run's prefix combined with the totals of the
+// parts before it: MS_CHAINS - 1 more combines per thread) and again steps the parts together.
+// With more than one chain the stepping loop is not unrolled and calls the combine inlined
+// (MsOp::combine_ilp): MS_CHAINS copies of it per loop, which keeps both the code and its
+// compile time small while the copies' instructions interleave. Reads and writes go a group
+// (the layout's unit of whole elements) at a time through ms_group_get and ms_group_put.
+#define MS_CHAINS {{ chains }}
+#define MS_RUN_PARTS MS_CHAINS
+#define MS_CHAIN_ITEMS (MS_ITEMS / MS_CHAINS)
+#define MS_CHAIN_GROUPS (MS_CHAIN_ITEMS / MS_GROUP_ELEMS)
+static_assert(MS_CHAINS >= 1 && MS_ITEMS % MS_CHAINS == 0 && MS_CHAIN_ITEMS % MS_GROUP_ELEMS == 0,
+              "monoscan: a run splits into whole chains of whole groups");
+{% if chains == 1 %}#define MS_CHAIN_COMBINE MsOp::combine
+#define MS_CHAIN_UNROLL _Pragma("unroll")
+{% else %}#define MS_CHAIN_COMBINE MsOp::combine_ilp
+#define MS_CHAIN_UNROLL _Pragma("unroll 1")
+{% endif %}// Folds this thread's run (items at or past `valid` of the tile count as the identity) into
+// parts[c], the total of part c.
+template <typename Map>
+__device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full, ms_u64 valid,
+                                            ms_elem (&parts)[MS_CHAINS]) {
+    typedef typename Map::in_t in_t;
+    const ms_u64 first = (ms_u64)threadIdx.x * MS_ITEMS;
+    MS_CHAIN_UNROLL
+    for (int s = 0; s < MS_CHAIN_GROUPS; ++s) {
+#pragma unroll
+        for (int c = 0; c < MS_CHAINS; ++c) {
+            const int j = c * MS_CHAIN_GROUPS + s;
+            const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
+#pragma unroll
+            for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+                const int i = j * MS_GROUP_ELEMS + e;
+                const ms_elem x = (full || first + i < valid) ? Map::apply(g.e[e]) : MsOp::identity();
+                parts[c] = (s == 0 && e == 0) ? x : MS_CHAIN_COMBINE(parts[c], x);
+            }
+        }
+    }
+}
+// Scans this thread's run in place from `run`, given the parts' totals from ms_run_fold (the
+// buffer then holds results, as ms_elem).
+template <typename Map>
+__device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, const ms_elem (&parts)[MS_CHAINS],
+                                            int exclusive) {
+    typedef typename Map::in_t in_t;
+    ms_elem runs[MS_CHAINS];
+    runs[0] = run;
+#pragma unroll
+    for (int c = 1; c < MS_CHAINS; ++c) runs[c] = MsOp::combine(runs[c - 1], parts[c - 1]);
+    MS_CHAIN_UNROLL
+    for (int s = 0; s < MS_CHAIN_GROUPS; ++s) {
+#pragma unroll
+        for (int c = 0; c < MS_CHAINS; ++c) {
+            const int j = c * MS_CHAIN_GROUPS + s;
+            const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
+            ms_group<ms_elem> res;
+#pragma unroll
+            for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+                const ms_elem x = Map::apply(g.e[e]);
+                if (exclusive) {
+                    res.e[e] = runs[c];
+                    runs[c] = MS_CHAIN_COMBINE(runs[c], x);
+                } else {
+                    runs[c] = MS_CHAIN_COMBINE(runs[c], x);
+                    res.e[e] = runs[c];
+                }
+            }
+            ms_group_put(buf, j, res);
+        }
+    }
+}

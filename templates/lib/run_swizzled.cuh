@@ -1,0 +1,101 @@
+// ---- A staged tile in the swizzled layout: elements of 1 to 128 bytes whose size is a power
+// of two; each thread's run a power-of-two number of 16-byte chunks ----
+// Chunk c of the tile lives at ms_swz(c). A group is the smallest whole number of chunks that
+// holds whole elements: one chunk of MS_GROUP_ELEMS elements of up to 16 bytes, or
+// MS_GROUP_CHUNKS chunks of one larger element. Every chunk of a thread's run (and of an
+// element) is read and written with one 16-byte access at its swizzled place, so the eight
+// threads of a quarter-warp phase touch eight distinct bank groups.
+#define MS_TILE_CHUNKS ((int)(MS_TILE * sizeof(ms_elem) / 16))
+#define MS_THREAD_CHUNKS ((int)(MS_ITEMS * sizeof(ms_elem) / 16))
+#define MS_GROUP_CHUNKS ((int)(sizeof(ms_elem) > 16 ? sizeof(ms_elem) / 16 : 1))
+#define MS_GROUP_ELEMS ((int)(sizeof(ms_elem) >= 16 ? 1 : 16 / sizeof(ms_elem)))
+#define MS_THREAD_GROUPS (MS_THREAD_CHUNKS / MS_GROUP_CHUNKS)
+static_assert((sizeof(ms_elem) & (sizeof(ms_elem) - 1)) == 0 && sizeof(ms_elem) <= 128 &&
+                  (MS_ITEMS * sizeof(ms_elem)) % 16 == 0,
+              "monoscan: swizzled tiles need elements of a power-of-two size up to 128 bytes and whole chunks per thread");
+template <typename In>
+union ms_group {
+    ms_chunk_bits c[MS_GROUP_CHUNKS];
+    In e[MS_GROUP_ELEMS];
+};
+// Group j of this thread's run.
+template <typename In>
+__device__ __forceinline__ ms_group<In> ms_group_get(const ms_chunk_bits* buf, int j) {
+    ms_group<In> g;
+#pragma unroll
+    for (int k = 0; k < MS_GROUP_CHUNKS; ++k) {
+        g.c[k] = buf[ms_swz(threadIdx.x * MS_THREAD_CHUNKS + j * MS_GROUP_CHUNKS + k)];
+    }
+    return g;
+}
+__device__ __forceinline__ void ms_group_put(ms_chunk_bits* buf, int j, const ms_group<ms_elem>& g) {
+#pragma unroll
+    for (int k = 0; k < MS_GROUP_CHUNKS; ++k) {
+        buf[ms_swz(threadIdx.x * MS_THREAD_CHUNKS + j * MS_GROUP_CHUNKS + k)] = g.c[k];
+    }
+}
+{% if chains == 1 %}#define MS_RUN_PARTS 1
+// This thread's run (MS_ITEMS elements from item `first` of the tile), folded in order through
+// Map; items at or past `valid` count as the identity. parts[0] gets the fold.
+template <typename Map>
+__device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full, ms_u64 valid, ms_elem (&parts)[1]) {
+    typedef typename Map::in_t in_t;
+    const int first = threadIdx.x * MS_ITEMS;
+    ms_elem acc = MsOp::identity();
+#pragma unroll
+    for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
+        const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
+#pragma unroll
+        for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+            const int idx = first + j * MS_GROUP_ELEMS + e;
+            const ms_elem x = (full || (ms_u64)idx < valid) ? Map::apply(g.e[e]) : MsOp::identity();
+            acc = (j == 0 && e == 0) ? x : MsOp::combine(acc, x);
+        }
+    }
+    parts[0] = acc;
+}
+// Scans this thread's run in place from `run` (the buffer then holds results, as ms_elem).
+template <typename Map>
+__device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, const ms_elem (&)[1], int exclusive) {
+    typedef typename Map::in_t in_t;
+#pragma unroll
+    for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
+        const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
+        ms_group<ms_elem> res;
+#pragma unroll
+        for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+            const ms_elem x = Map::apply(g.e[e]);
+            if (exclusive) {
+                res.e[e] = run;
+                run = MsOp::combine(run, x);
+            } else {
+                run = MsOp::combine(run, x);
+                res.e[e] = run;
+            }
+        }
+        ms_group_put(buf, j, res);
+    }
+}
+{% else %}{% include "lib/run_chains.cuh" %}
+{% endif %}// Stores the first `valid` elements of the tile to `out`: 16-byte chunks, coalesced, for a
+// full tile; element by element for the last, partial one.
+__device__ __forceinline__ void ms_run_store(ms_elem* out, const ms_chunk_bits* buf, bool full, ms_u64 valid) {
+    if (full) {
+        ms_chunk_bits* dst = (ms_chunk_bits*)out;
+#pragma unroll
+        for (int k = 0; k < MS_THREAD_CHUNKS; ++k) {
+            const int c = k * MS_BLOCK + threadIdx.x;
+            dst[c] = buf[ms_swz(c)];
+        }
+    } else if (sizeof(ms_elem) <= 16) {
+        for (ms_u64 e = threadIdx.x; e < valid; e += MS_BLOCK) {
+            const ms_group<ms_elem>* g = (const ms_group<ms_elem>*)(buf + ms_swz((int)(e / MS_GROUP_ELEMS)));
+            out[e] = g->e[e % MS_GROUP_ELEMS];
+        }
+    } else {
+        // Each chunk of each element, from its swizzled place.
+        ms_chunk_bits* dst = (ms_chunk_bits*)out;
+        const ms_u64 chunks = valid * MS_GROUP_CHUNKS;
+        for (ms_u64 c = threadIdx.x; c < chunks; c += MS_BLOCK) dst[c] = buf[ms_swz((int)c)];
+    }
+}

@@ -1,0 +1,272 @@
+//! Elements of every size: the staged scan and the staged reduce take elements of 1 to 128
+//! bytes (power-of-two sizes in the swizzled layout, the others in the linear one, by tensor or
+//! bulk copies on sm_90), with their runs folded in one chain or several. Each size is an
+//! exact, non-commutative operator (`Lanes<W, N>`: N words of lane-wise affine maps over W
+//! with a shared slope), checked against the sequential reference at boundary lengths and
+//! over several waves of tiles, under the default tuning and under forced chains, without the
+//! TMA and in the cp.async form. NVRTC compiles every size's staged modules for sm_80 and
+//! sm_90 without a GPU.
+
+mod common;
+
+use common::gpu::{gpu, gpu_with, nvrtc, Rng};
+use common::suite::{reference, Check, Mapped, OnGpu, Visit};
+use common::Cmp;
+use monoscan::codegen::{render, KernelSet, KernelSpec};
+use monoscan::jit::{compile, Target};
+use monoscan::tuning::cost::CombineCost;
+use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
+use monoscan::{Algorithm, ApproxEq, CudaOp, Element, Gpu, Monoid, Tolerance};
+use std::fmt::Debug;
+
+/// An unsigned word of the lanes.
+trait Word: Copy + Debug + PartialEq + Default + Send + Sync + 'static {
+    const CUDA: &'static str;
+    fn mul_add(a: Self, s: Self, b: Self) -> Self;
+    fn one() -> Self;
+    fn draw(rng: &mut Rng) -> Self;
+}
+
+macro_rules! word {
+    ($($t:ty => $c:expr),*) => {$(
+        impl Word for $t {
+            const CUDA: &'static str = $c;
+            fn mul_add(a: Self, s: Self, b: Self) -> Self {
+                a.wrapping_mul(s).wrapping_add(b)
+            }
+            fn one() -> Self {
+                1
+            }
+            fn draw(rng: &mut Rng) -> Self {
+                rng.below(1 << 16) as $t
+            }
+        }
+    )*};
+}
+word!(u8 => "unsigned char", u16 => "unsigned short", u32 => "unsigned int", u64 => "unsigned long long");
+
+/// N words: word 0 is a shared slope, word k > 0 the offset of lane k.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Words<W: Word, const N: usize>([W; N]);
+
+// SAFETY: a #[repr(C)] array of plain unsigned words, valid for any bit pattern.
+unsafe impl<W: Word, const N: usize> monoscan::DeviceRepr for Words<W, N> {}
+// SAFETY: the C++ definition is one array of N words of W's C++ type: the same size, alignment
+// and layout as the Rust array.
+unsafe impl<W: Word, const N: usize> Element for Words<W, N> {
+    fn cuda_name() -> String {
+        format!("ms_words_{}_{N}", W::CUDA.replace(' ', "_"))
+    }
+    fn cuda_definition() -> String {
+        let name = Self::cuda_name();
+        let guard = name.to_uppercase();
+        format!(
+            "#ifndef {guard}\n#define {guard}\nstruct {name} {{ {} w[{N}]; }};\n#endif",
+            W::CUDA
+        )
+    }
+}
+
+impl<W: Word, const N: usize> ApproxEq for Words<W, N> {
+    fn approx_eq(&self, other: &Self, _: Tolerance) -> bool {
+        self == other
+    }
+}
+
+/// Lane-wise affine maps with a shared slope, composed in sequence order: exact, associative,
+/// not commutative.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lanes<W: Word, const N: usize>(std::marker::PhantomData<W>);
+
+impl<W: Word, const N: usize> Monoid for Lanes<W, N> {
+    type Elem = Words<W, N>;
+    fn identity(&self) -> Self::Elem {
+        let mut w = [W::default(); N];
+        w[0] = W::one();
+        Words(w)
+    }
+    fn combine(&self, a: &Self::Elem, b: &Self::Elem) -> Self::Elem {
+        let mut w = [W::default(); N];
+        w[0] = W::mul_add(a.0[0], b.0[0], W::default());
+        for k in 1..N {
+            w[k] = W::mul_add(a.0[k], b.0[0], b.0[k]);
+        }
+        Words(w)
+    }
+    fn cuda(&self) -> CudaOp {
+        let t = Self::Elem::cuda_name();
+        let w = W::CUDA;
+        CudaOp::new::<Self::Elem>(&format!("lanes_{}_{N}", w.replace(' ', "_")))
+            .identity(format!("{t}{{{{(({w})1)}}}}"))
+            .combine_body(format!(
+                "{t} r;\n\
+                 r.w[0] = ({w})((unsigned long long)a.w[0] * (unsigned long long)b.w[0]);\n\
+                 for (int k = 1; k < {N}; ++k)\n\
+                     r.w[k] = ({w})((unsigned long long)a.w[k] * (unsigned long long)b.w[0] + (unsigned long long)b.w[k]);\n\
+                 return r;"
+            ))
+    }
+}
+
+fn draw<W: Word, const N: usize>(seed: u64, n: usize) -> Vec<Words<W, N>> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let mut w = [W::default(); N];
+            for x in w.iter_mut() {
+                *x = W::draw(&mut rng);
+            }
+            // Odd slopes keep the products from collapsing to zero.
+            w[0] = W::mul_add(w[0], W::one(), W::one());
+            Words(w)
+        })
+        .collect()
+}
+
+/// Lengths around the staged tile of this size: the boundaries, and several waves of tiles.
+fn lengths(size: usize) -> Vec<usize> {
+    let limits = DeviceLimits::for_arch(90);
+    let tile = policy::tile_shape(size, &limits, &Tuning::default(), Purpose::Staged)
+        .unwrap()
+        .tile() as usize;
+    vec![
+        0,
+        1,
+        31,
+        33,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 7,
+        700 * tile + 5,
+    ]
+}
+
+/// Every plain operation (reduce, inclusive and exclusive scans, in and out of place, with and
+/// without a fused map) of `Lanes<W, N>` on `gpu` at every length, against the reference.
+fn check_size<W: Word, const N: usize>(gpu: &Gpu, what: &str) {
+    let m = Lanes::<W, N>::default();
+    let size = std::mem::size_of::<Words<W, N>>();
+    for (i, n) in lengths(size).into_iter().enumerate() {
+        let xs = draw::<W, N>(i as u64 + 1, n);
+        let init = xs.first().copied().unwrap_or_else(|| m.identity());
+        let want = reference(&m, &xs, init);
+        let mut check = Check {
+            who: format!("{what} {size}-byte lanes"),
+            m: &m,
+            xs: &xs,
+            init,
+            want: &want,
+            cmp: Cmp::Exact,
+        };
+        let path = OnGpu {
+            gpu,
+            algorithm: Algorithm::Auto,
+            offset: 0,
+        };
+        check.path("auto", &path, Mapped::Fused);
+    }
+}
+
+macro_rules! sizes {
+    ($($name:ident: $w:ty, $n:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                if let Some(g) = gpu() {
+                    check_size::<$w, $n>(g, "default");
+                }
+            }
+        )*
+        /// Every size's staged scan and staged reduce, in the default tuning and without the
+        /// TMA, compile for sm_80 and sm_90, with a chain and with several.
+        #[test]
+        fn every_size_compiles() {
+            if !nvrtc() {
+                return;
+            }
+            $(compile_size(&Lanes::<$w, $n>::default().cuda());)*
+        }
+    };
+}
+
+sizes! {
+    bytes_3: u8, 3;
+    bytes_5: u8, 5;
+    bytes_6: u16, 3;
+    bytes_7: u8, 7;
+    bytes_12: u32, 3;
+    bytes_20: u32, 5;
+    bytes_24: u64, 3;
+    bytes_32: u64, 4;
+    bytes_40: u32, 10;
+    bytes_48: u32, 12;
+    bytes_56: u64, 7;
+    bytes_64: u64, 8;
+    bytes_96: u32, 24;
+    bytes_128: u64, 16;
+}
+
+fn compile_size(op: &CudaOp) {
+    let size = op.elem_size;
+    for cc in [80, 90] {
+        let limits = DeviceLimits::for_arch(cc);
+        for tuning in [
+            Tuning::default(),
+            Tuning {
+                tma: false,
+                ..Tuning::default()
+            },
+            Tuning {
+                chains: Some(2),
+                ..Tuning::default()
+            },
+        ] {
+            for purpose in [Purpose::Staged, Purpose::StagedReduce] {
+                let mut shape = policy::tile_shape(size, &limits, &tuning, purpose).unwrap();
+                assert!(shape.staged, "{size} bytes on sm_{cc}: {shape:?}");
+                shape.chains = policy::chains(&CombineCost::of(op), &tuning, &shape, size);
+                let set = match purpose {
+                    Purpose::Staged => KernelSet::StagedScan(shape),
+                    _ => KernelSet::StagedReduce(shape),
+                };
+                let spec = KernelSpec::new(set);
+                let rendered =
+                    render(op, &spec).unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+                compile(&rendered, &op.name, Target::Cubin(cc))
+                    .unwrap_or_else(|e| panic!("{} {} on sm_{cc}: {e}", op.name, set.name()));
+            }
+        }
+    }
+}
+
+/// The other forms of the staged kernels, on GPUs of their own: several chains, no TMA (the
+/// cp.async form on sm_90).
+#[test]
+fn forced_forms() {
+    for (what, tuning) in [
+        (
+            "two chains",
+            Tuning {
+                chains: Some(2),
+                ..Tuning::default()
+            },
+        ),
+        (
+            "no tma",
+            Tuning {
+                tma: false,
+                ..Tuning::default()
+            },
+        ),
+    ] {
+        let Some(g) = gpu_with(tuning) else {
+            return;
+        };
+        check_size::<u32, 3>(&g, what);
+        check_size::<u64, 3>(&g, what);
+        check_size::<u64, 8>(&g, what);
+        check_size::<u8, 5>(&g, what);
+    }
+}
