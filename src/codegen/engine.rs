@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 21] = [
+const TEMPLATES: [(&str, &str); 22] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -79,6 +79,10 @@ const TEMPLATES: [(&str, &str); 21] = [
     (
         "lanes_copy.cu",
         include_str!("../../templates/lanes_copy.cu"),
+    ),
+    (
+        "combine_rate.cu",
+        include_str!("../../templates/combine_rate.cu"),
     ),
 ];
 

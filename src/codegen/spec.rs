@@ -39,6 +39,9 @@ pub enum Entry {
     Gather,
     /// Contiguous rows copied back into lanes of a strided layout.
     Scatter,
+    /// Independent chains of combines: the operator's combine rate
+    /// ([`crate::bench::combine_rate`]).
+    CombineRate,
 }
 
 impl Entry {
@@ -61,6 +64,7 @@ impl Entry {
             Entry::RowScan => "row_scan",
             Entry::Gather => "gather",
             Entry::Scatter => "scatter",
+            Entry::CombineRate => "combine_rate",
         }
     }
 
@@ -150,6 +154,16 @@ pub enum KernelSet {
     },
     /// Copies between a strided layout of lanes and contiguous rows (`lanes_copy.cu`).
     LanesCopy,
+    /// The combine-rate kernel (`combine_rate.cu`): `chains` independent chains of combines per
+    /// thread, `block` threads per block, measuring how many combines per second the device
+    /// sustains for the operator ([`crate::bench::combine_rate`]). [`KernelSet::combine_rate`]
+    /// picks the shape for an element size.
+    CombineRate {
+        /// Threads per block (a multiple of 32).
+        block: u32,
+        /// Independent chains per thread.
+        chains: u32,
+    },
     /// `combine_pairs`, for [`crate::verify`] (the prelude alone).
     Check,
 }
@@ -174,6 +188,9 @@ impl KernelSet {
                 shape.name()
             ),
             KernelSet::LanesCopy => "lanes-copy".to_string(),
+            KernelSet::CombineRate { block, chains } => {
+                format!("combine-rate-b{block}x{chains}")
+            }
             KernelSet::Check => "check".to_string(),
         }
     }
@@ -193,6 +210,7 @@ impl KernelSet {
             KernelSet::SelectStaged(_) => "select_staged.cu",
             KernelSet::RowScan { .. } => "row_scan.cu",
             KernelSet::LanesCopy => "lanes_copy.cu",
+            KernelSet::CombineRate { .. } => "combine_rate.cu",
             KernelSet::Check => return None,
         })
     }
@@ -213,6 +231,7 @@ impl KernelSet {
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
             KernelSet::RowScan { .. } => &[Entry::Fill, Entry::RowScan],
             KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],
+            KernelSet::CombineRate { .. } => &[Entry::Fill, Entry::CombineRate],
             KernelSet::Check => &[Entry::Fill, Entry::CombinePairs],
         }
     }
@@ -223,7 +242,8 @@ impl KernelSet {
         match self {
             KernelSet::TreeReduce { block }
             | KernelSet::KoggeStone { block }
-            | KernelSet::BrentKung { block } => *block,
+            | KernelSet::BrentKung { block }
+            | KernelSet::CombineRate { block, .. } => *block,
             KernelSet::TiledReduce(s)
             | KernelSet::ReduceThenScan(s)
             | KernelSet::SinglePass(s)
@@ -245,6 +265,30 @@ impl KernelSet {
             (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
             _ => 0,
+        }
+    }
+}
+
+impl KernelSet {
+    /// Threads per block of the combine-rate kernel.
+    pub const RATE_BLOCK: u32 = 256;
+
+    /// The combine-rate kernel for elements of `elem_size` bytes: 256 threads per block, and 8
+    /// chains per thread (enough independent combines to cover the latency of a dependent one)
+    /// unless that passes 256 bytes of chain state per thread (64 registers), so that
+    /// elements of 48 and 64 bytes run 5 and 4 chains and the kernel keeps several blocks
+    /// resident per SM.
+    ///
+    /// ```
+    /// use monoscan::codegen::KernelSet;
+    /// assert_eq!(KernelSet::combine_rate(8), KernelSet::CombineRate { block: 256, chains: 8 });
+    /// assert_eq!(KernelSet::combine_rate(64), KernelSet::CombineRate { block: 256, chains: 4 });
+    /// ```
+    pub fn combine_rate(elem_size: usize) -> KernelSet {
+        let chains = (256 / elem_size.max(1)).clamp(2, 8) as u32;
+        KernelSet::CombineRate {
+            block: Self::RATE_BLOCK,
+            chains,
         }
     }
 }
