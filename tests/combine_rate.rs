@@ -1,11 +1,12 @@
 //! The combine-rate kernel (`templates/combine_rate.cu`), behind `monoscan::bench::combine_rate`:
-//! it compiles for every representative class and some built-in operators, in both combine
-//! forms, for the oldest and the newest architecture (NVRTC, no GPU); every round of its loop
-//! holds one combine per chain, which the compiler does not collapse (read in the PTX of a sum,
-//! the combine a compiler would most readily strength-reduce); and on a GPU it measures a
-//! finite, positive rate in the form the operator's scans use, lower for an expensive combine
-//! than for a cheap one. NVRTC tests skip without NVRTC (fail instead under
-//! MONOSCAN_REQUIRE_NVRTC=1), GPU tests without a GPU (MONOSCAN_REQUIRE_GPU=1).
+//! it compiles in every shape for every representative class and some built-in operators, in
+//! both combine forms, for the oldest and the newest architecture (NVRTC, no GPU); every round
+//! of its loop holds one combine per chain, which the compiler does not collapse (read in the
+//! PTX of a sum, the combine a compiler would most readily strength-reduce); and on a GPU it
+//! measures a finite, positive rate in the form the operator's scans use, the fastest of its
+//! shapes, lower for an expensive combine than for a cheap one. NVRTC tests skip without NVRTC
+//! (fail instead under MONOSCAN_REQUIRE_NVRTC=1), GPU tests without a GPU
+//! (MONOSCAN_REQUIRE_GPU=1).
 
 mod common;
 
@@ -30,14 +31,14 @@ fn ops() -> Vec<CudaOp> {
     ops
 }
 
-fn spec(op: &CudaOp, form: CombineForm) -> KernelSpec {
-    KernelSpec::new(KernelSet::combine_rate(op.elem_size)).with_combine(form)
+fn rate_set(chains: u32) -> KernelSet {
+    KernelSet::CombineRate { block: 256, chains }
 }
 
-fn build(op: &CudaOp, form: CombineForm, target: Target) -> Vec<u8> {
-    let rendered = render(op, &spec(op, form)).unwrap();
-    let out = compile(&rendered, "combine rate", target)
-        .unwrap_or_else(|e| panic!("{} {form} for {target:?}: {e}", op.name));
+fn build(op: &CudaOp, set: KernelSet, form: CombineForm, target: Target) -> Vec<u8> {
+    let rendered = render(op, &KernelSpec::new(set).with_combine(form)).unwrap();
+    let what = format!("{} {} {form} for {target:?}", op.name, set.name());
+    let out = compile(&rendered, "combine rate", target).unwrap_or_else(|e| panic!("{what}: {e}"));
     let symbol = rendered.symbol(Entry::CombineRate, false);
     let needle = match target {
         Target::Ptx(_) => format!(".entry {symbol}("),
@@ -47,41 +48,55 @@ fn build(op: &CudaOp, form: CombineForm, target: Target) -> Vec<u8> {
         out.image
             .windows(needle.len())
             .any(|w| w == needle.as_bytes()),
-        "{} {form} for {target:?} lacks {symbol}",
-        op.name
+        "{what} lacks {symbol}"
     );
     out.image
 }
 
 #[test]
-fn the_shape_keeps_chain_state_within_64_registers() {
-    for (size, chains) in [(4, 8), (8, 8), (16, 8), (24, 8), (32, 8), (48, 5), (64, 4)] {
-        assert_eq!(
-            KernelSet::combine_rate(size),
-            KernelSet::CombineRate { block: 256, chains },
-            "{size}"
-        );
+fn the_shapes_keep_chain_state_within_64_registers() {
+    let chains = |size| -> Vec<u32> {
+        KernelSet::combine_rate_shapes(size)
+            .into_iter()
+            .map(|s| match s {
+                KernelSet::CombineRate { block, chains } => {
+                    assert_eq!(block, 256);
+                    chains
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    for (size, want) in [
+        (4, vec![1, 2, 4, 8]),
+        (24, vec![1, 2, 4, 8]),
+        (32, vec![1, 2, 4, 8]),
+        (48, vec![1, 2, 4]),
+        (64, vec![1, 2, 4]),
+    ] {
+        assert_eq!(chains(size), want, "{size}");
     }
     // The module carries its shape in its name, and the plan's combine form.
     let lse = classes::LogSumExp.cuda();
     let plan = Plan::new(&lse, DeviceLimits::for_arch(90), &Tuning::default());
-    let spec = plan.spec(KernelSet::combine_rate(8));
-    assert_eq!(spec.name(), "combine-rate-b256x8 outlined");
     assert_eq!(
-        KernelSet::combine_rate(64).entries(),
-        [Entry::Fill, Entry::CombineRate]
+        plan.spec(rate_set(8)).name(),
+        "combine-rate-b256x8 outlined"
     );
+    assert_eq!(rate_set(4).entries(), [Entry::Fill, Entry::CombineRate]);
 }
 
 #[test]
-fn every_class_compiles_in_both_forms() {
+fn every_class_compiles_in_every_shape_and_both_forms() {
     if !nvrtc() {
         return;
     }
     for op in ops() {
-        for form in [CombineForm::Inline, CombineForm::Outlined] {
-            for target in [Target::Cubin(75), Target::Cubin(90)] {
-                build(&op, form, target);
+        for set in KernelSet::combine_rate_shapes(op.elem_size) {
+            for form in [CombineForm::Inline, CombineForm::Outlined] {
+                for target in [Target::Cubin(75), Target::Cubin(90)] {
+                    build(&op, set, form, target);
+                }
             }
         }
     }
@@ -121,24 +136,27 @@ fn every_round_combines_every_chain() {
     // (one running sum of the samples added to each seed at the end), or any combine hoisted,
     // a round would hold fewer adds than chains.
     let op = Sum::<u32>::new().cuda();
-    let KernelSet::CombineRate { chains, .. } = KernelSet::combine_rate(4) else {
-        unreachable!()
-    };
-    let ptx = String::from_utf8(build(&op, CombineForm::Inline, Target::Ptx(90))).unwrap();
-    let loops = pool_loops(&ptx);
-    assert!(!loops.is_empty(), "no loop reads the pool:\n{ptx}");
-    for (loads, body) in &loops {
-        let adds = body.iter().filter(|l| l.starts_with("add.s32")).count();
-        assert!(
-            adds >= chains as usize * loads,
-            "{adds} adds for {loads} rounds of {chains} chains:\n{}",
-            body.join("\n")
-        );
+    for chains in [2, 8] {
+        let ptx = build(&op, rate_set(chains), CombineForm::Inline, Target::Ptx(90));
+        let ptx = String::from_utf8(ptx).unwrap();
+        let loops = pool_loops(&ptx);
+        assert!(!loops.is_empty(), "no loop reads the pool:\n{ptx}");
+        for (loads, body) in &loops {
+            let adds = body.iter().filter(|l| l.starts_with("add.s32")).count();
+            assert!(
+                adds >= chains as usize * loads,
+                "{adds} adds for {loads} rounds of {chains} chains:\n{}",
+                body.join("\n")
+            );
+        }
     }
     // The outlined form calls the combine once per chain and round.
     let lse = classes::LogSumExp.cuda();
-    let ptx = String::from_utf8(build(&lse, CombineForm::Outlined, Target::Ptx(90))).unwrap();
-    for (loads, body) in pool_loops(&ptx) {
+    let ptx = build(&lse, rate_set(8), CombineForm::Outlined, Target::Ptx(90));
+    let ptx = String::from_utf8(ptx).unwrap();
+    let loops = pool_loops(&ptx);
+    assert!(!loops.is_empty(), "no loop reads the pool:\n{ptx}");
+    for (loads, body) in loops {
         let calls = body.iter().filter(|l| l.starts_with("call")).count();
         assert_eq!(calls, 8 * loads, "{}", body.join("\n"));
     }
@@ -165,6 +183,15 @@ fn the_rate_is_finite_and_positive_and_follows_the_combine_cost() {
             "{r:?}"
         );
         assert!(r.blocks >= gpu.info().sm_count, "{r:?}");
+        // Every shape measured; the rate is the fastest of them.
+        assert_eq!(
+            r.shapes.len(),
+            KernelSet::combine_rate_shapes(8).len(),
+            "{r:?}"
+        );
+        let fastest = r.shapes.iter().map(|s| s.1).fold(0.0, f64::max);
+        assert_eq!(r.per_second, fastest, "{r:?}");
+        assert!(r.shapes.contains(&(r.chains, r.per_second)), "{r:?}");
     }
     // The forms of the operators' scans: a sum inlined, log-sum-exp outlined.
     assert_eq!(cheap.combine, CombineForm::Inline);

@@ -104,7 +104,8 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
         }
     }
     sets.push(KernelSet::LanesCopy);
-    sets.push(KernelSet::combine_rate(size));
+    // The combine-rate kernel with the most chains the element allows.
+    sets.extend(KernelSet::combine_rate_shapes(size).pop());
     if selects(op) {
         sets.push(KernelSet::Select(
             policy::select_shape(in_size, &limits).unwrap(),

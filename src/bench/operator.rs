@@ -240,6 +240,7 @@ mod tests {
             threads_per_block: 256,
             chains: 8,
             combine: CombineForm::Inline,
+            shapes: vec![(8, per_second)],
         }
     }
 

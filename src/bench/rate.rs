@@ -6,14 +6,17 @@
 use super::Timer;
 use crate::codegen::CombineForm;
 use crate::error::{Error, Result};
-use crate::gpu::launch;
+use crate::gpu::launch::{self, DevSlice};
+use crate::gpu::rate::RateKernel;
 use crate::monoid::Monoid;
+use cudarc::driver::DeviceRepr;
 use std::fmt;
 
-/// An operator's measured combine rate R, with the parameters of the measurement.
+/// An operator's measured combine rate R, with the parameters of the measurement: those of
+/// the fastest shape of the rate kernel, and the rate of every shape measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CombineRate {
-    /// Combines per second over the whole device.
+    /// Combines per second over the whole device: the fastest shape's.
     pub per_second: f64,
     /// Median device time of one run, ms.
     pub ms: f64,
@@ -29,6 +32,8 @@ pub struct CombineRate {
     pub chains: u32,
     /// How the kernel calls the combine: the form the operator's scans use.
     pub combine: CombineForm,
+    /// Every shape measured: (chains per thread, combines per second).
+    pub shapes: Vec<(u32, f64)>,
 }
 
 impl CombineRate {
@@ -44,7 +49,8 @@ impl CombineRate {
     /// use monoscan::bench::CombineRate;
     /// use monoscan::codegen::CombineForm;
     /// let rate = CombineRate { per_second: 1e12, ms: 1.0, combines: 1_000_000_000, rounds: 100,
-    ///     blocks: 1056, threads_per_block: 256, chains: 8, combine: CombineForm::Inline };
+    ///     blocks: 1056, threads_per_block: 256, chains: 8, combine: CombineForm::Inline,
+    ///     shapes: vec![(8, 1e12)] };
     /// // 2^28 elements: 2^29 combines at 10^12 per second take 0.537 ms.
     /// assert_eq!(rate.scan_floor_ms(1 << 28, 0.7), 0.7);           // the copy binds
     /// assert!((rate.scan_floor_ms(1 << 28, 0.1) - 0.536870912).abs() < 1e-12); // R binds
@@ -62,11 +68,13 @@ impl CombineRate {
 
 impl fmt::Display for CombineRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let chains: Vec<String> = self.shapes.iter().map(|(k, _)| k.to_string()).collect();
         write!(
             f,
-            "R = {:.4e} combines/s ({} combine, {} chains x {} threads x {} blocks, {} rounds, {:.4} ms)",
+            "R = {:.4e} combines/s ({} combine; fastest of {} chains: {} chains x {} threads x {} blocks, {} rounds, {:.4} ms)",
             self.per_second,
             self.combine,
+            chains.join("/"),
             self.chains,
             self.threads_per_block,
             self.blocks,
@@ -91,7 +99,9 @@ const MAX_SAMPLES: usize = 1 << 16;
 /// the first 65,536 are used), each thread running independent chains of combines over a
 /// grid that fills every SM, calibrated to about 2 ms per run, then timed by `timer` (its
 /// warm-up runs, its repetitions, its hold; the median counts). The combines of a run are
-/// counted exactly, so the rate is `combines / median time`.
+/// counted exactly, so a shape's rate is `combines / median time`. Every shape of
+/// [`crate::codegen::KernelSet::combine_rate_shapes`] (1 to 8 chains per thread) is measured
+/// and the fastest is the rate: a floor needs the most the device can do.
 ///
 /// ```
 /// use monoscan::{bench::{self, Timer}, Gpu, ops::Sum};
@@ -115,14 +125,37 @@ pub fn combine_rate<M: Monoid>(
         ));
     }
     let gpu = timer.gpu;
-    let kernel = gpu.rate_kernel(m)?;
+    let kernels = gpu.rate_kernels(m)?;
     let stream = gpu.stream();
     let data = gpu.upload(&samples[..samples.len().min(MAX_SAMPLES)])?;
-    let threads = usize::try_from(kernel.threads())
+    let most = kernels.iter().map(RateKernel::threads).max().unwrap_or(0);
+    let threads = usize::try_from(most)
         .map_err(|_| Error::invalid("internal: the rate kernel's grid overflows usize"))?;
     let mut out = launch::alloc_for_writes::<M::Elem>(stream, threads)?;
     let (s, _in) = launch::input(&data, stream);
     let (o, _out) = launch::output(&mut out, stream);
+    let mut best: Option<CombineRate> = None;
+    let mut shapes = Vec::with_capacity(kernels.len());
+    for kernel in &kernels {
+        let rate = measure(timer, kernel, s, o)?;
+        shapes.push((rate.chains, rate.per_second));
+        if best.as_ref().is_none_or(|b| rate.per_second > b.per_second) {
+            best = Some(rate);
+        }
+    }
+    stream.synchronize()?;
+    let best = best.ok_or_else(|| Error::invalid("internal: no combine-rate kernel measured"))?;
+    Ok(CombineRate { shapes, ..best })
+}
+
+/// One shape's rate: calibrated, then timed.
+fn measure<T: DeviceRepr>(
+    timer: &Timer<'_>,
+    kernel: &RateKernel<T>,
+    samples: DevSlice<T>,
+    out: DevSlice<T>,
+) -> Result<CombineRate> {
+    let gpu = timer.gpu;
     // Calibration: one run per step, 8 times the rounds until a run takes an eighth of the
     // target, then the rounds that make a run last about the target.
     let probe = Timer {
@@ -132,7 +165,9 @@ pub fn combine_rate<M: Monoid>(
     };
     let mut rounds = FIRST_ROUNDS;
     loop {
-        let ms = probe.time(|| kernel.launch(gpu, s, o, rounds))?.median_ms();
+        let ms = probe
+            .time(|| kernel.launch(gpu, samples, out, rounds))?
+            .median_ms();
         if ms >= TARGET_MS / 8.0 || rounds >= MAX_ROUNDS {
             if ms > 0.0 {
                 let scaled = (rounds as f64 * TARGET_MS / ms).round();
@@ -142,9 +177,9 @@ pub fn combine_rate<M: Monoid>(
         }
         rounds = (rounds * 8).min(MAX_ROUNDS);
     }
-    let timing = timer.time(|| kernel.launch(gpu, s, o, rounds))?;
-    stream.synchronize()?;
-    let ms = timing.median_ms();
+    let ms = timer
+        .time(|| kernel.launch(gpu, samples, out, rounds))?
+        .median_ms();
     let combines = kernel.combines(rounds);
     if ms.is_nan() || ms <= 0.0 {
         return Err(Error::invalid(format!(
@@ -160,6 +195,7 @@ pub fn combine_rate<M: Monoid>(
         threads_per_block: kernel.block,
         chains: kernel.chains,
         combine: kernel.form,
+        shapes: Vec::new(),
     })
 }
 
@@ -177,6 +213,12 @@ mod tests {
             threads_per_block: 256,
             chains: 8,
             combine: CombineForm::Outlined,
+            shapes: vec![
+                (1, per_second / 4.0),
+                (2, per_second / 2.0),
+                (4, per_second),
+                (8, per_second),
+            ],
         }
     }
 
@@ -200,6 +242,6 @@ mod tests {
     #[test]
     fn the_rate_prints_its_parameters() {
         let text = rate(1.5e11).to_string();
-        assert!(text.starts_with("R = 1.5000e11 combines/s (outlined combine, 8 chains x 256 threads x 1056 blocks, 1000 rounds"), "{text}");
+        assert!(text.starts_with("R = 1.5000e11 combines/s (outlined combine; fastest of 1/2/4/8 chains: 8 chains x 256 threads x 1056 blocks, 1000 rounds"), "{text}");
     }
 }

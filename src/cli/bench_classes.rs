@@ -128,11 +128,11 @@ pub(super) fn roofline(rates: &[ClassRate], rows: &[Row]) -> String {
         return String::new();
     }
     let mut text = String::from(
-        "roofline: R = combines per second of independent chains (the combine-rate kernel); scan floor max(copy, 2n / R), reduce floor max(read pass, n / R)\n",
+        "roofline: R = combines per second of independent chains (the combine-rate kernel, the fastest of its shapes); scan floor max(copy, 2n / R), reduce floor max(read pass, n / R)\n",
     );
     text += &format!(
-        "{:<15} {:>5} {:<8} {:>12} {:>7} {:>11} {:>11} {:>11}\n",
-        "class", "bytes", "combine", "R (1/s)", "rounds", "n", "2n/R ms", "copy ms"
+        "{:<15} {:>5} {:<8} {:>12} {:>6} {:>11} {:>11} {:>11}\n",
+        "class", "bytes", "combine", "R (1/s)", "chains", "n", "2n/R ms", "copy ms"
     );
     for r in rates {
         // The largest size measured for the class, and its copy.
@@ -142,12 +142,12 @@ pub(super) fn roofline(rates: &[ClassRate], rows: &[Row]) -> String {
             .max_by_key(|row| row.n);
         let (n, copy_ms) = copy.map_or((0, f64::NAN), |row| (row.n, row.baseline_ms));
         text += &format!(
-            "{:<15} {:>5} {:<8} {:>12.4e} {:>7} {:>11} {:>11.4} {:>11.4}\n",
+            "{:<15} {:>5} {:<8} {:>12.4e} {:>6} {:>11} {:>11.4} {:>11.4}\n",
             r.class,
             r.elem_bytes,
             r.rate.combine.name(),
             r.rate.per_second,
-            r.rate.rounds,
+            r.rate.chains,
             n,
             r.rate.combines_ms(2.0 * n as f64),
             copy_ms

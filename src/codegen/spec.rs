@@ -156,8 +156,8 @@ pub enum KernelSet {
     LanesCopy,
     /// The combine-rate kernel (`combine_rate.cu`): `chains` independent chains of combines per
     /// thread, `block` threads per block, measuring how many combines per second the device
-    /// sustains for the operator ([`crate::bench::combine_rate`]). [`KernelSet::combine_rate`]
-    /// picks the shape for an element size.
+    /// sustains for the operator ([`crate::bench::combine_rate`]).
+    /// [`KernelSet::combine_rate_shapes`] lists the shapes measured for an element size.
     CombineRate {
         /// Threads per block (a multiple of 32).
         block: u32,
@@ -273,23 +273,36 @@ impl KernelSet {
     /// Threads per block of the combine-rate kernel.
     pub const RATE_BLOCK: u32 = 256;
 
-    /// The combine-rate kernel for elements of `elem_size` bytes: 256 threads per block, and 8
-    /// chains per thread (enough independent combines to cover the latency of a dependent one)
-    /// unless that passes 256 bytes of chain state per thread (64 registers), so that
-    /// elements of 48 and 64 bytes run 5 and 4 chains and the kernel keeps several blocks
-    /// resident per SM.
+    /// The shapes of the combine-rate kernel measured for elements of `elem_size` bytes, 256
+    /// threads per block each: 1, 2, 4 and 8 chains per thread, as many of them as keep the
+    /// chains within 256 bytes per thread (64 registers). More chains put more independent
+    /// combines in flight in each thread; fewer leave room for more resident warps, which is
+    /// what hides latency when the combine is an outlined call (calls run one after another).
+    /// Which wins depends on the operator and the device, so [`crate::bench::combine_rate`]
+    /// measures each and keeps the fastest.
     ///
     /// ```
     /// use monoscan::codegen::KernelSet;
-    /// assert_eq!(KernelSet::combine_rate(8), KernelSet::CombineRate { block: 256, chains: 8 });
-    /// assert_eq!(KernelSet::combine_rate(64), KernelSet::CombineRate { block: 256, chains: 4 });
+    /// let chains = |size| -> Vec<u32> {
+    ///     KernelSet::combine_rate_shapes(size).iter().map(|s| match s {
+    ///         KernelSet::CombineRate { chains, .. } => *chains,
+    ///         _ => unreachable!(),
+    ///     }).collect()
+    /// };
+    /// assert_eq!(chains(8), [1, 2, 4, 8]);
+    /// assert_eq!(chains(48), [1, 2, 4]);
+    /// assert_eq!(chains(64), [1, 2, 4]);
+    /// assert_eq!(chains(256), [1]);
     /// ```
-    pub fn combine_rate(elem_size: usize) -> KernelSet {
-        let chains = (256 / elem_size.max(1)).clamp(2, 8) as u32;
-        KernelSet::CombineRate {
-            block: Self::RATE_BLOCK,
-            chains,
-        }
+    pub fn combine_rate_shapes(elem_size: usize) -> Vec<KernelSet> {
+        [1u32, 2, 4, 8]
+            .into_iter()
+            .filter(|&k| k == 1 || k as usize * elem_size <= 256)
+            .map(|chains| KernelSet::CombineRate {
+                block: Self::RATE_BLOCK,
+                chains,
+            })
+            .collect()
     }
 }
 

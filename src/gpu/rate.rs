@@ -1,5 +1,5 @@
-//! One operator's combine-rate kernel on one GPU ([`RateKernel`]), in the combine form the
-//! operator's scans use, with the grid that fills the device.
+//! One operator's combine-rate kernels on one GPU ([`RateKernel`]), in the combine form the
+//! operator's scans use, each with the grid that fills the device.
 
 use super::launch::{self, DevSlice};
 use super::module::Loaded;
@@ -26,29 +26,42 @@ pub(crate) struct RateKernel<T> {
 }
 
 impl Gpu {
-    /// `m`'s combine-rate kernel on this device, compiled (or fetched from the cache) in the
-    /// combine form of `m`'s plan, with a grid of every SM times the blocks the driver's
-    /// occupancy calculator lets reside on one.
-    pub(crate) fn rate_kernel<M: Monoid>(&self, m: &M) -> Result<RateKernel<M::Elem>> {
+    /// `m`'s combine-rate kernels on this device, one per shape of
+    /// [`KernelSet::combine_rate_shapes`] that can run (at least one block resident per SM),
+    /// compiled (or fetched from the cache) in the combine form of `m`'s plan, each with a grid
+    /// of every SM times the blocks the driver's occupancy calculator lets reside on one.
+    pub(crate) fn rate_kernels<M: Monoid>(&self, m: &M) -> Result<Vec<RateKernel<M::Elem>>> {
         let op = self.cache.intern(m.cuda());
         let plan = self.plan(&op);
-        let set = KernelSet::combine_rate(op.op().elem_size);
-        let KernelSet::CombineRate { block, chains } = set else {
-            return Err(Error::invalid("internal: not a combine-rate set"));
-        };
-        let spec = plan.spec(set);
-        let module = self.module(&op, spec)?;
-        let per_sm = module
-            .function(Entry::CombineRate, false)?
-            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
-        Ok(RateKernel {
-            module,
-            blocks: per_sm.max(1).saturating_mul(self.info.sm_count.max(1)),
-            block,
-            chains,
-            form: spec.combine,
-            _t: PhantomData,
-        })
+        let mut kernels = Vec::new();
+        for set in KernelSet::combine_rate_shapes(op.op().elem_size) {
+            let KernelSet::CombineRate { block, chains } = set else {
+                return Err(Error::invalid("internal: not a combine-rate set"));
+            };
+            let spec = plan.spec(set);
+            let module = self.module(&op, spec)?;
+            let per_sm = module
+                .function(Entry::CombineRate, false)?
+                .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
+            if per_sm == 0 {
+                continue;
+            }
+            kernels.push(RateKernel {
+                module,
+                blocks: per_sm.saturating_mul(self.info.sm_count.max(1)),
+                block,
+                chains,
+                form: spec.combine,
+                _t: PhantomData,
+            });
+        }
+        if kernels.is_empty() {
+            return Err(Error::invalid(format!(
+                "no shape of the combine-rate kernel of `{}` fits an SM",
+                op.op().name
+            )));
+        }
+        Ok(kernels)
     }
 }
 
