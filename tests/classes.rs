@@ -3,16 +3,22 @@
 //! sequential one, and on a GPU every class's inclusive scan, exclusive scan (with its total)
 //! and reduction against the sequential CPU backend at every boundary length of the default
 //! algorithm and one large length: exactly for the integer classes, within the tolerance
-//! derived from the computation for the float ones; log-sum-exp also with infinities and NaN.
-//! GPU tests skip without a GPU (fail instead under MONOSCAN_REQUIRE_GPU=1).
+//! derived from the computation for the float ones; log-sum-exp also with infinities and NaN;
+//! and every module the default algorithm loads for each class compiles for sm_90. GPU tests
+//! skip without a GPU (fail instead under MONOSCAN_REQUIRE_GPU=1), the compile test without
+//! NVRTC (MONOSCAN_REQUIRE_NVRTC=1).
 
 mod common;
 
 use common::gpu::gpu;
 use common::suite::gpu_lengths;
 use monoscan::bench::classes::{self, Class, LogSumExp, Visit};
+use monoscan::codegen::render;
 use monoscan::cpu::Parallel;
+use monoscan::jit::{compile, Target};
 use monoscan::laws::{Checker, LawFailure};
+use monoscan::tuning::plan::Plan;
+use monoscan::tuning::{DeviceLimits, Tuning};
 use monoscan::{Algorithm, Backend, Gpu, Monoid};
 use proptest::prelude::*;
 
@@ -143,4 +149,21 @@ fn log_sum_exp_keeps_infinities_and_nan() {
     let scan = monoscan::cpu::seq::inclusive_scan(&LogSumExp, &xs);
     assert!(scan[40..].iter().all(|&x| x == f64::INFINITY));
     assert!(scan[..40].iter().all(|&x| x < f64::INFINITY), "{scan:?}");
+}
+
+#[test]
+fn every_class_compiles_for_the_default_algorithm() {
+    // What `monoscan bench --cases classes` loads on an sm_90 device: every module the default
+    // algorithm's plan lists, in the plan's combine form (NVRTC, no GPU).
+    if !common::gpu::nvrtc() {
+        return;
+    }
+    for d in classes::all() {
+        let plan = Plan::new(&d.cuda, DeviceLimits::for_arch(90), &Tuning::default());
+        for set in plan.sets(Algorithm::Auto).unwrap() {
+            let rendered = render(&d.cuda, &plan.spec(set)).unwrap();
+            compile(&rendered, &set.name(), Target::Cubin(90))
+                .unwrap_or_else(|e| panic!("{} {}: {e}", d.name, set.name()));
+        }
+    }
 }
