@@ -1,6 +1,7 @@
 //! Benchmarks an operator of your own: its scan and reduction on the GPU beside a copy and a
-//! read of the same bytes (`monoscan::bench::operator`), then every algorithm on it, checked
-//! against the sequential reference, timed, with its combines counted
+//! read of the same bytes and beside its roofline floors, from its combine rate R measured on
+//! the device (`monoscan::bench::operator`, `monoscan::bench::combine_rate`), then every
+//! algorithm on it, checked against the sequential reference, timed, with its combines counted
 //! (`monoscan::bench::lab::run`). Without a GPU, the lab runs the CPU backend alone.
 //!
 //! ```sh
@@ -108,7 +109,22 @@ fn main() -> monoscan::Result<()> {
     if let Some(gpu) = &gpu {
         let sizes: Vec<usize> = (10..=max_log2).step_by(2).map(|l| 1 << l).collect();
         let timer = Timer::new(gpu).reps(reps);
-        print!("{}", bench::operator(&timer, &MaxSubarray, &xs, &sizes)?);
+        let report = bench::operator(&timer, &MaxSubarray, &xs, &sizes)?;
+        print!("{report}");
+        if let Some(p) = report.points.last() {
+            // At the largest size: what bounds the scan, and how close it runs to that bound.
+            let (bound, floor) = if p.scan_compute_bound() {
+                ("its combines at R", p.scan_floor_ms)
+            } else {
+                ("the copy", p.copy_ms)
+            };
+            println!(
+                "roofline at n = {}: the scan's floor is {bound} ({floor:.4} ms; 2n / R = {:.4} ms), the scan runs at {:.3} of it",
+                p.n,
+                report.rate.combines_ms(2.0 * p.n as f64),
+                p.scan_of_floor()
+            );
+        }
     }
     // The lab: every algorithm on 2^20 elements (fewer when asked for fewer).
     let n = 1usize << max_log2.min(20);

@@ -65,7 +65,9 @@
 //! - Workloads built on scans: [`workloads`] (segmented scans, allocation, polynomials,
 //!   linear recurrences); several GPUs: `multi` (feature `multi`).
 //! - Tuning the kernels: [`tuning::Tuning`], attached with [`Gpu::with_tuning`]; measuring
-//!   them, for any operator: [`bench`](mod@bench) ([`bench::operator`]).
+//!   them, for any operator: [`bench`](mod@bench) ([`bench::operator`], against the memory
+//!   floors and the roofline of [`bench::combine_rate`]; representative operators in
+//!   [`bench::classes`]).
 //! - The guides, as pages of this documentation: [`guide`] (writing an operator, the
 //!   workloads, the algorithms, performance, the architecture, the kernel cache).
 //! - The machinery underneath, for inspection: [`codegen`] (the generated CUDA), [`jit`]

@@ -406,6 +406,17 @@ fn bench_without_a_gpu_names_a_command_that_works() {
     assert!(!err.contains("command line)"), "{err}");
 }
 
+/// `bench --cases` takes the representative classes by name and all of them as `classes`, and
+/// lists them when a case is unknown (before it looks for a GPU).
+#[test]
+fn bench_names_the_classes() {
+    fails(
+        "bench --cases sum3-u32,nosuch",
+        2,
+        "unknown case `nosuch`|classes|mat2-u64|logsumexp-f64|hash-mod-u64",
+    );
+}
+
 #[test]
 fn check_runs_the_laws_and_compiles_every_kernel_set() {
     let out = monoscan("check --op matmod --op sum --dtype u32 --cases 16");

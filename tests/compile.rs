@@ -48,9 +48,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::RowScan { .. } => 11,
         KernelSet::LanesCopy => 12,
         KernelSet::StagedReduce(_) => 13,
+        KernelSet::CombineRate { .. } => 14,
     }
 }
-const FAMILIES: usize = 14;
+const FAMILIES: usize = 15;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -60,7 +61,8 @@ fn selects(op: &CudaOp) -> bool {
 /// Every set the library generates for `op` on sm_`cc`: the textbook, tiled, single-pass and
 /// one-tile families in the policy's shapes (the one-tile scan also in the single-pass shape), the staged scan where the element size and the
 /// architecture allow it (by tensor copies on sm_90 by default, by `cp.async` there with
-/// `tma: false`), compaction's sets for u32 counts with an input map, and the check set.
+/// `tma: false`), compaction's sets for u32 counts with an input map, the lane copies, the
+/// combine-rate kernel, and the check set.
 fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
     let size = op.elem_size;
     let limits = DeviceLimits::for_arch(cc);
@@ -119,6 +121,8 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
         }
     }
     sets.push(KernelSet::LanesCopy);
+    // The combine-rate kernel with the most chains the element allows.
+    sets.extend(KernelSet::combine_rate_shapes(size).pop());
     if selects(op) {
         sets.push(KernelSet::Select(
             policy::select_shape(in_size, &limits).unwrap(),

@@ -2,10 +2,20 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 benches/cub/cub_baseline.cu -o /tmp/cub_baseline && /tmp/cub_baseline
 // Prints, for each case, CUB's median time (CUDA events, 20 runs after warm-up) and the ratio
 // to a device-to-device copy of the same bytes measured in the same run.
+// `/tmp/cub_baseline builtins` runs the built-in cases alone, `/tmp/cub_baseline classes` the
+// representative operator classes alone (benches/cub/classes.cuh): for each, one check line
+// (CUB's scan and reduce of 1,000,003 elements against a host fold, for the exact classes) and
+// one machine-readable line per case (`cub_class,...`, header first): DeviceScan::InclusiveScan
+// beside a device-to-device copy, DeviceReduce::Reduce (from the identity) beside a read pass of
+// the same bytes, at 2^16, 2^20 and 2^24 elements (below 1 GiB) and at 1 GiB of input
+// (2^30 / size rounded down to a multiple of 2^16 elements), the sizes of `monoscan bench
+// --cases classes`, on the same data.
 #include <cub/cub.cuh>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 #include <algorithm>
+#include "classes.cuh"
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
@@ -30,9 +40,104 @@ template <typename T> float copy_ms(T* src, T* dst, size_t n) {
     return median_ms([&] { CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
 }
 
-int main() {
+// A read-only pass over n 16-byte words, as monoscan's floor of a reduction
+// (templates/baseline.cu): every word read once, the result written in a case that never occurs.
+struct alignas(16) Word { unsigned x, y, z, w; };
+__global__ void read_pass(const Word* p, size_t n, unsigned* sink) {
+    unsigned acc = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const Word v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u && n == 0) sink[0] = acc;
+}
+
+// Whether CUB's inclusive scan and reduce of the first `n` elements equal a host fold (exact
+// classes); prints one `cub_check` line each.
+template <typename Op>
+void check_class(const std::vector<typename Op::T>& h, typename Op::T* x, typename Op::T* y, typename Op::T* out, size_t n) {
+    typedef typename Op::T T;
+    if constexpr (Op::exact) {
+        void* tmp = nullptr; size_t bytes = 0;
+        CHECK(cub::DeviceScan::InclusiveScan(tmp, bytes, x, y, Op(), (int)n)); CHECK(cudaMalloc(&tmp, bytes));
+        CHECK(cub::DeviceScan::InclusiveScan(tmp, bytes, x, y, Op(), (int)n));
+        std::vector<T> got(n); CHECK(cudaMemcpy(got.data(), y, n * sizeof(T), cudaMemcpyDeviceToHost));
+        T acc = Op::identity();
+        size_t bad = n;
+        for (size_t i = 0; i < n; ++i) {
+            acc = Op()(acc, h[i]);
+            if (bad == n && std::memcmp(&acc, &got[i], sizeof(T)) != 0) bad = i;
+        }
+        if (bad == n) printf("cub_check,%s,scan,%zu,equal to the host fold\n", Op::name, n);
+        else printf("cub_check,%s,scan,%zu,differs from the host fold at element %zu\n", Op::name, n, bad);
+        CHECK(cudaFree(tmp)); tmp = nullptr; bytes = 0;
+        CHECK(cub::DeviceReduce::Reduce(tmp, bytes, x, out, (int)n, Op(), Op::identity())); CHECK(cudaMalloc(&tmp, bytes));
+        CHECK(cub::DeviceReduce::Reduce(tmp, bytes, x, out, (int)n, Op(), Op::identity()));
+        T total; CHECK(cudaMemcpy(&total, out, sizeof(T), cudaMemcpyDeviceToHost));
+        printf("cub_check,%s,reduce,%zu,%s\n", Op::name, n,
+               std::memcmp(&total, &acc, sizeof(T)) == 0 ? "equal to the host fold" : "differs from the host fold");
+        CHECK(cudaFree(tmp));
+    } else {
+        printf("cub_check,%s,scan and reduce,%zu,not compared (a float class)\n", Op::name, n);
+    }
+}
+
+// One class: the check, then scan and reduce at each size beside a copy and a read pass.
+template <typename Op>
+void run_class(const cudaDeviceProp& p) {
+    typedef typename Op::T T;
+    const size_t gib = size_t(1) << 30, size = sizeof(T);
+    std::vector<size_t> sizes;
+    for (int l : {16, 20, 24}) if ((size_t(1) << l) * size < gib) sizes.push_back(size_t(1) << l);
+    sizes.push_back(gib / size / 65536 * 65536);
+    const size_t check_n = 1000003;
+    const size_t largest = std::max(sizes.back(), check_n);
+    std::vector<T> h(largest);
+    Rng rng(CLASS_SEED);
+    for (size_t i = 0; i < largest; ++i) h[i] = Op::gen(rng);
+    T *x, *y, *out;
+    CHECK(cudaMalloc(&x, largest * size)); CHECK(cudaMalloc(&y, largest * size)); CHECK(cudaMalloc(&out, size));
+    CHECK(cudaMemcpy(x, h.data(), largest * size, cudaMemcpyHostToDevice));
+    unsigned* sink; CHECK(cudaMalloc(&sink, 4));
+    check_class<Op>(h, x, y, out, check_n);
+    for (size_t n : sizes) {
+        void* tmp = nullptr; size_t bytes = 0;
+        CHECK(cub::DeviceScan::InclusiveScan(tmp, bytes, x, y, Op(), (int)n)); CHECK(cudaMalloc(&tmp, bytes));
+        const float c = copy_ms(x, y, n);
+        const float t = median_ms([&] { CHECK(cub::DeviceScan::InclusiveScan(tmp, bytes, x, y, Op(), (int)n)); });
+        printf("cub_class,%s,%zu,scan,%zu,%.4f,copy,%.4f,%.3f\n", Op::name, size, n, t, c, c / t);
+        CHECK(cudaFree(tmp)); tmp = nullptr; bytes = 0;
+        CHECK(cub::DeviceReduce::Reduce(tmp, bytes, x, out, (int)n, Op(), Op::identity())); CHECK(cudaMalloc(&tmp, bytes));
+        const size_t words = n * size / 16;
+        const float rp = median_ms([&] { read_pass<<<p.multiProcessorCount * 8, 512>>>((const Word*)x, words, sink); CHECK(cudaGetLastError()); });
+        const float r = median_ms([&] { CHECK(cub::DeviceReduce::Reduce(tmp, bytes, x, out, (int)n, Op(), Op::identity())); });
+        printf("cub_class,%s,%zu,reduce,%zu,%.4f,read pass,%.4f,%.3f\n", Op::name, size, n, r, rp, rp / r);
+        CHECK(cudaFree(tmp));
+    }
+    CHECK(cudaFree(x)); CHECK(cudaFree(y)); CHECK(cudaFree(out)); CHECK(cudaFree(sink));
+}
+
+void run_classes(const cudaDeviceProp& p) {
+    printf("cub_class,class,elem_bytes,op,n,ms,baseline,baseline_ms,fraction\n");
+    run_class<LinearU32>(p);
+    run_class<Sum3U32>(p);
+    run_class<Sum3U64>(p);
+    run_class<Mat2U64>(p);
+    run_class<Affine3U64>(p);
+    run_class<Sum8U64>(p);
+    run_class<LogSumExp>(p);
+    run_class<Welford>(p);
+    run_class<AffineModP>(p);
+    run_class<PolyHash>(p);
+}
+
+int main(int argc, char** argv) {
+    const bool builtins = argc < 2 || std::strcmp(argv[1], "builtins") == 0;
+    const bool classes = argc < 2 || std::strcmp(argv[1], "classes") == 0;
+    if (!builtins && !classes) { printf("usage: %s [builtins|classes]\n", argv[0]); return 2; }
     cudaDeviceProp p; CHECK(cudaGetDeviceProperties(&p, 0));
     printf("device: %s\n", p.name);
+    if (builtins) {
     {   // inclusive sum i32, 2^28
         size_t n = size_t(1) << 28; int *x, *y; CHECK(cudaMalloc(&x, n * 4)); CHECK(cudaMalloc(&y, n * 4));
         CHECK(cudaMemset(x, 1, n * 4));
@@ -60,5 +165,7 @@ int main() {
         float t = median_ms([&] { cub::DeviceScan::InclusiveScan(tmp, bytes, x, y, Compose(), (int)n); });
         printf("cub inclusive scan affine f64 (16 B) 2^26: %.4f ms, copy %.4f ms, fraction of copy %.3f\n", t, c, c / t);
     }
+    }
+    if (classes) run_classes(p);
     return 0;
 }

@@ -1,8 +1,11 @@
 //! Measuring: device time of any queued work ([`Timer`]), the memory floors every figure is
 //! compared with (a device-to-device copy of the same bytes for a scan, a read-only pass for a
-//! reduction), any operator's scan and reduction beside those floors ([`operator`]), and the
-//! algorithm lab ([`lab`]: every algorithm on any operator, checked, timed, its combines counted
-//! against the textbook formulas).
+//! reduction), an operator's combine rate R ([`combine_rate`]: its roofline, with the memory
+//! floors: a scan cannot beat `max(copy, 2n combines at R)`, a reduction `max(read pass, n
+//! combines at R)`), any operator's scan and reduction beside those floors ([`operator`]), the
+//! representative operators of each class of element size and combine cost ([`classes`]), and
+//! the algorithm lab ([`lab`]: every algorithm on any operator, checked, timed, its combines
+//! counted against the textbook formulas).
 //!
 //! `cargo run --release --example bench_operator` runs both for an operator of your own (copy
 //! the example and replace the operator).
@@ -31,10 +34,13 @@
 //! # }
 //! ```
 
+pub mod classes;
 pub mod lab;
 mod operator;
+mod rate;
 
 pub use operator::{operator, OperatorPoint, OperatorReport};
+pub use rate::{combine_rate, CombineRate};
 
 use crate::error::{Error, Result};
 use crate::gpu::launch;

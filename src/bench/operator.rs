@@ -1,7 +1,7 @@
 //! Benchmarking any operator: its scan beside a copy of the same bytes, its reduction beside a
-//! read pass of them.
+//! read pass of them, both beside their floors under the operator's measured combine rate.
 
-use super::Timer;
+use super::{combine_rate, CombineRate, Timer};
 use crate::algorithm::Algorithm;
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
@@ -21,8 +21,13 @@ pub struct OperatorPoint {
     pub copy_ms: f64,
     /// Median device time of the reduction, ms.
     pub reduce_ms: f64,
-    /// Median device time of one read of `bytes` bytes, ms: the reduction's floor.
+    /// Median device time of one read of `bytes` bytes, ms: the reduction's memory floor.
     pub read_ms: f64,
+    /// The scan's floor, ms: `max(copy_ms, 2n combines at R)` ([`CombineRate::scan_floor_ms`]).
+    pub scan_floor_ms: f64,
+    /// The reduction's floor, ms: `max(read_ms, n combines at R)`
+    /// ([`CombineRate::reduce_floor_ms`]).
+    pub reduce_floor_ms: f64,
 }
 
 impl OperatorPoint {
@@ -34,6 +39,26 @@ impl OperatorPoint {
     /// The reduction's share of the read pass's speed.
     pub fn reduce_of_read(&self) -> f64 {
         self.read_ms / self.reduce_ms
+    }
+
+    /// The scan's share of its floor's speed (1.0: at the roofline).
+    pub fn scan_of_floor(&self) -> f64 {
+        self.scan_floor_ms / self.scan_ms
+    }
+
+    /// The reduction's share of its floor's speed.
+    pub fn reduce_of_floor(&self) -> f64 {
+        self.reduce_floor_ms / self.reduce_ms
+    }
+
+    /// Whether the scan's floor is its combines (`R`) rather than the copy.
+    pub fn scan_compute_bound(&self) -> bool {
+        self.scan_floor_ms > self.copy_ms
+    }
+
+    /// Whether the reduction's floor is its combines (`R`) rather than the read pass.
+    pub fn reduce_compute_bound(&self) -> bool {
+        self.reduce_floor_ms > self.read_ms
     }
 
     /// The scan's bandwidth, GB/s (bytes read plus bytes written).
@@ -60,6 +85,8 @@ pub struct OperatorReport {
     pub algorithm: Algorithm,
     /// Timed runs behind each median.
     pub reps: usize,
+    /// The operator's combine rate on the device, measured in the same run.
+    pub rate: CombineRate,
     /// One entry per size, in the order asked for.
     pub points: Vec<OperatorPoint>,
 }
@@ -73,20 +100,44 @@ impl fmt::Display for OperatorReport {
         )?;
         writeln!(
             f,
-            "{:>11} {:>10} {:>9} {:>8} {:>10} {:>9} {:>8}",
-            "n", "scan ms", "GB/s", "of copy", "reduce ms", "GB/s", "of read"
+            "combine rate {}; floors: scan max(copy, 2n / R), reduce max(read pass, n / R)",
+            self.rate
         )?;
+        writeln!(
+            f,
+            "{:>11} {:>10} {:>9} {:>8} {:>11} {:>5} {:>8} {:>10} {:>9} {:>8} {:>11} {:>5} {:>8}",
+            "n",
+            "scan ms",
+            "GB/s",
+            "of copy",
+            "floor ms",
+            "bound",
+            "of floor",
+            "reduce ms",
+            "GB/s",
+            "of read",
+            "floor ms",
+            "bound",
+            "of floor"
+        )?;
+        let bound = |compute: bool, memory: &'static str| if compute { "R" } else { memory };
         for p in &self.points {
             writeln!(
                 f,
-                "{:>11} {:>10.4} {:>9.1} {:>8.3} {:>10.4} {:>9.1} {:>8.3}",
+                "{:>11} {:>10.4} {:>9.1} {:>8.3} {:>11.4} {:>5} {:>8.3} {:>10.4} {:>9.1} {:>8.3} {:>11.4} {:>5} {:>8.3}",
                 p.n,
                 p.scan_ms,
                 p.scan_gbps(),
                 p.scan_of_copy(),
+                p.scan_floor_ms,
+                bound(p.scan_compute_bound(), "copy"),
+                p.scan_of_floor(),
                 p.reduce_ms,
                 p.reduce_gbps(),
-                p.reduce_of_read()
+                p.reduce_of_read(),
+                p.reduce_floor_ms,
+                bound(p.reduce_compute_bound(), "read"),
+                p.reduce_of_floor()
             )?;
         }
         Ok(())
@@ -94,11 +145,14 @@ impl fmt::Display for OperatorReport {
 }
 
 /// Times `m`'s inclusive scan and reduction on the first `n` elements of `input`, for every
-/// `n` in `sizes`, each beside its memory floor measured in the same run on the same device:
-/// a device-to-device copy of the same bytes for the scan, a read pass for the reduction.
+/// `n` in `sizes`, each beside its memory floor measured in the same run on the same device
+/// (a device-to-device copy of the same bytes for the scan, a read pass for the reduction)
+/// and beside its roofline floor: `max(copy, 2n combines at R)` for the scan, `max(read pass,
+/// n combines at R)` for the reduction, where R is `m`'s combine rate, measured first
+/// ([`combine_rate`], seeded from the first elements of `input`).
 ///
-/// `input` is uploaded once; `timer` sets the device, the repetitions and the hold
-/// ([`Timer`]). The scan uses the default algorithm ([`Algorithm::Auto`]). Sizes of 0 or
+/// `input` (not empty) is uploaded once; `timer` sets the device, the repetitions and the
+/// hold ([`Timer`]). The scan uses the default algorithm ([`Algorithm::Auto`]). Sizes of 0 or
 /// beyond `input.len()` are [`Error::InvalidArgument`].
 ///
 /// ```
@@ -118,6 +172,11 @@ pub fn operator<M: Monoid>(
     input: &[M::Elem],
     sizes: &[usize],
 ) -> Result<OperatorReport> {
+    if input.is_empty() {
+        return Err(Error::invalid(
+            "bench::operator needs at least one input element (the combine rate is measured on them)",
+        ));
+    }
     if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > input.len()) {
         return Err(Error::invalid(format!(
             "a size of {bad}: expected 1 to the input's {} elements",
@@ -127,6 +186,7 @@ pub fn operator<M: Monoid>(
     let gpu = timer.gpu;
     let elem = std::mem::size_of::<M::Elem>();
     let stream = gpu.stream();
+    let rate = combine_rate(timer, m, &input[..input.len().min(4096)])?;
     let data = gpu.upload(input)?;
     let scanner = gpu.scanner(m);
     scanner.prepare()?;
@@ -138,15 +198,17 @@ pub fn operator<M: Monoid>(
         let mut out = scanner.alloc_filled(n, m.identity())?;
         let scan = timer.time(|| scanner.inclusive(&view, &mut out))?;
         let reduce = timer.time(|| scanner.reduce(&view, &mut total))?;
-        let copy = timer.copy(bytes)?;
-        let read = timer.read_pass(bytes)?;
+        let copy = timer.copy(bytes)?.median_ms();
+        let read = timer.read_pass(bytes)?.median_ms();
         points.push(OperatorPoint {
             n,
             bytes: bytes as u64,
             scan_ms: scan.median_ms(),
-            copy_ms: copy.median_ms(),
+            copy_ms: copy,
             reduce_ms: reduce.median_ms(),
-            read_ms: read.median_ms(),
+            read_ms: read,
+            scan_floor_ms: rate.scan_floor_ms(n as u64, copy),
+            reduce_floor_ms: rate.reduce_floor_ms(n as u64, read),
         });
     }
     stream.synchronize()?;
@@ -157,6 +219,7 @@ pub fn operator<M: Monoid>(
         elem_bytes: elem,
         algorithm: Algorithm::Auto,
         reps: timer.reps,
+        rate,
         points,
     })
 }
@@ -165,23 +228,57 @@ pub fn operator<M: Monoid>(
 mod tests {
     use super::*;
 
-    fn point(n: usize, scan_ms: f64, copy_ms: f64) -> OperatorPoint {
+    use crate::codegen::CombineForm;
+
+    fn rate(per_second: f64) -> CombineRate {
+        CombineRate {
+            per_second,
+            ms: 2.0,
+            combines: 4_000_000_000,
+            rounds: 1000,
+            blocks: 1056,
+            threads_per_block: 256,
+            chains: 8,
+            combine: CombineForm::Inline,
+            shapes: vec![(8, per_second)],
+        }
+    }
+
+    fn point(n: usize, scan_ms: f64, copy_ms: f64, r: &CombineRate) -> OperatorPoint {
+        let (reduce_ms, read_ms) = (scan_ms / 2.0, copy_ms / 4.0);
         OperatorPoint {
             n,
             bytes: (n * 4) as u64,
             scan_ms,
             copy_ms,
-            reduce_ms: scan_ms / 2.0,
-            read_ms: copy_ms / 4.0,
+            reduce_ms,
+            read_ms,
+            scan_floor_ms: r.scan_floor_ms(n as u64, copy_ms),
+            reduce_floor_ms: r.reduce_floor_ms(n as u64, read_ms),
         }
     }
 
     #[test]
     fn fractions_and_bandwidths_follow_the_definitions() {
         // 2^20 u32 = 4 MiB: a scan moves 8 MiB.
-        let p = point(1 << 20, 0.02, 0.016);
+        let fast = rate(1e13);
+        let p = point(1 << 20, 0.02, 0.016, &fast);
         assert!((p.scan_of_copy() - 0.8).abs() < 1e-12);
         assert!((p.reduce_of_read() - 0.4).abs() < 1e-12);
+        // At 10^13 combines per second the memory binds: the floors are the copy and the read.
+        assert_eq!((p.scan_floor_ms, p.reduce_floor_ms), (0.016, 0.004));
+        assert_eq!(p.scan_of_floor(), p.scan_of_copy());
+        assert_eq!(p.reduce_of_floor(), p.reduce_of_read());
+        assert!(!p.scan_compute_bound() && !p.reduce_compute_bound());
+        // At 2^30 per second, 2^21 combines take 1/512 s = 1.953125 ms: the combines bind,
+        // and the scan (0.02 ms) would be 97.65625 times faster than its floor.
+        let slow = rate((1u64 << 30) as f64);
+        let q = point(1 << 20, 0.02, 0.016, &slow);
+        assert!((q.scan_floor_ms - 1.953_125).abs() < 1e-12);
+        assert!((q.reduce_floor_ms - 0.976_562_5).abs() < 1e-12);
+        assert!((q.scan_of_floor() - 97.656_25).abs() < 1e-9);
+        assert!((q.reduce_of_floor() - 97.656_25).abs() < 1e-9);
+        assert!(q.scan_compute_bound() && q.reduce_compute_bound());
         assert!((p.scan_gbps() - 2.0 * 4_194_304.0 / 0.02 / 1e6).abs() < 1e-9);
         assert!((p.reduce_gbps() - 4_194_304.0 / 0.01 / 1e6).abs() < 1e-9);
     }
@@ -194,13 +291,24 @@ mod tests {
             elem_bytes: 4,
             algorithm: Algorithm::Auto,
             reps: 5,
-            points: vec![point(1024, 0.004, 0.003), point(1 << 20, 0.02, 0.016)],
+            rate: rate(1e9),
+            points: vec![
+                point(1024, 0.004, 0.003, &rate(1e9)),
+                point(1 << 20, 0.02, 0.016, &rate(1e9)),
+            ],
         };
         let text = report.to_string();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2 + report.points.len(), "{text}");
+        assert_eq!(lines.len(), 3 + report.points.len(), "{text}");
         assert!(lines[0].starts_with("my_op on a device (sm_90): 4-byte elements"));
-        assert!(lines[3].trim_start().starts_with("1048576"), "{text}");
-        assert!(lines[3].contains("0.800"), "{text}");
+        assert!(
+            lines[1].starts_with("combine rate R = 1.0000e9 combines/s"),
+            "{text}"
+        );
+        assert!(lines[2].contains("of floor"), "{text}");
+        // 2^20 elements at 10^9 combines per second: 2.097152 ms to scan, the combines bind.
+        let row: Vec<&str> = lines[4].split_whitespace().collect();
+        assert_eq!(row[0], "1048576", "{text}");
+        assert_eq!(&row[3..7], ["0.800", "2.0972", "R", "104.858"], "{text}");
     }
 }

@@ -1,6 +1,7 @@
 //! `monoscan bench`: scans and reductions over sizes 2^10..2^28 for the target operators and
 //! every algorithm, each beside a device-to-device copy of the same bytes (a read-only pass for
-//! reductions) measured in the same run.
+//! reductions) measured in the same run; on request, the representative operator classes
+//! beside their roofline floors as well (`bench_classes.rs`).
 
 use super::svg::{chart, Point};
 use super::tuning::TuningArgs;
@@ -28,7 +29,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32,
-    /// reduce-i32, compact-i32, alloc-u32, lanes: batched and reverse scans).
+    /// reduce-i32, compact-i32, alloc-u32, lanes: batched and reverse scans; classes: every
+    /// representative operator class of monoscan::bench::classes, or one by name, e.g.
+    /// mat2-u64, with its combine rate and roofline floors; the classes run only when named).
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
     /// Only these scan algorithms (comma-separated: kogge-stone, brent-kung, hierarchical,
@@ -118,6 +121,8 @@ pub(super) struct Ctx<'a> {
     pub(super) timer: Timer<'a>,
     pub(super) rows: Vec<Row>,
     pub(super) progress: Progress,
+    /// The classes' combine rates (`--cases classes`).
+    pub(super) rates: Vec<super::bench_classes::ClassRate>,
 }
 
 impl Ctx<'_> {
@@ -392,7 +397,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             "need --min-log2 <= --max-log2 <= 30".into(),
         ));
     }
-    let known = [
+    let mut known = vec![
         "sum-i32",
         "sum-f32",
         "max-i32",
@@ -402,7 +407,9 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         "compact-i32",
         "alloc-u32",
         "lanes",
+        "classes",
     ];
+    known.extend(monoscan::bench::classes::NAMES);
     if let Some(bad) = args.cases.iter().find(|c| !known.contains(&c.as_str())) {
         return Err(CliError::Usage(format!(
             "unknown case `{bad}` (known: {})",
@@ -434,12 +441,15 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             total += count(elem) * steps;
         }
     }
+    // Each class: its check, then its measurement.
+    total += 2 * super::bench_classes::count(args);
     let mut ctx = Ctx {
         gpu: &gpu,
         args,
         timer,
         rows: Vec::new(),
         progress: Progress::new(total),
+        rates: Vec::new(),
     };
     if wanted(args, "sum-i32") {
         ctx.scan_case("sum-i32", &Sum::<i32>::new(), |i| (i % 1000) as i32 - 500)?;
@@ -472,18 +482,21 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         ctx.progress.add(super::bench_lanes::CASES);
         ctx.lanes_cases()?;
     }
+    if super::bench_classes::count(args) > 0 {
+        ctx.class_cases()?;
+    }
 
     let mut text = format!(
         "monoscan bench on {} (sm_{}, {} SMs, peak DRAM {} GB/s); bytes = read + write (read only for reductions); medians of {} runs after a {} us hold\ntuning: {}\n",
         info.name, info.cc, info.sm_count, info.mem_gbps, args.reps, args.hold_us, gpu.tuning()
     );
     text += &format!(
-        "{:<11} {:<18} {:>11} {:>11} {:>9} {:>11} {:>8}\n",
+        "{:<14} {:<18} {:>11} {:>11} {:>9} {:>12} {:>8}\n",
         "case", "algorithm", "n", "time (ms)", "GB/s", "baseline", "fraction"
     );
     for r in &ctx.rows {
         text += &format!(
-            "{:<11} {:<18} {:>11} {:>11.4} {:>9.1} {:>11} {:>8.3}\n",
+            "{:<14} {:<18} {:>11} {:>11.4} {:>9.1} {:>12} {:>8.3}\n",
             r.case,
             r.algorithm,
             if r.n.is_power_of_two() {
@@ -497,15 +510,16 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             r.fraction()
         );
     }
+    text += &super::bench_classes::roofline(&ctx.rates, &ctx.rows);
     text += &latency(&gpu)?;
     write_stdout(&text)?;
     if let Some(path) = &args.csv {
         let mut csv = String::from(
-            "gpu,case,algorithm,n,bytes,time_ms,gbps,baseline,baseline_ms,baseline_gbps,fraction\n",
+            "gpu,case,algorithm,n,bytes,time_ms,gbps,baseline,baseline_ms,baseline_gbps,fraction,combines_per_s\n",
         );
         for r in &ctx.rows {
             csv += &format!(
-                "{},{},{},{},{},{:.6},{:.2},{},{:.6},{:.2},{:.4}\n",
+                "{},{},{},{},{},{:.6},{:.2},{},{:.6},{:.2},{:.4},{}\n",
                 info.name,
                 r.case,
                 r.algorithm,
@@ -516,7 +530,8 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 r.baseline,
                 r.baseline_ms,
                 r.bytes as f64 / r.baseline_ms / 1e6,
-                r.fraction()
+                r.fraction(),
+                super::bench_classes::rate_of(&ctx.rates, r.case)
             );
         }
         std::fs::write(path, csv)
@@ -525,7 +540,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     if let Some(path) = &args.svg {
         let mut points = Vec::new();
         for r in &ctx.rows {
-            let log2_n = f64::from(r.n.trailing_zeros());
+            let log2_n = (r.n as f64).log2();
             points.push(Point {
                 case: r.case.to_string(),
                 series: r.algorithm.clone(),
@@ -540,7 +555,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 points.push(Point {
                     case: r.case.to_string(),
                     series: format!("{} (ceiling)", r.baseline),
-                    log2_n: f64::from(r.n.trailing_zeros()),
+                    log2_n: (r.n as f64).log2(),
                     gbps: r.bytes as f64 / r.baseline_ms / 1e6,
                 });
             }

@@ -5,6 +5,7 @@
 //! [`execute`].
 
 pub mod bench;
+mod bench_classes;
 mod bench_lanes;
 pub mod cache;
 pub mod check;

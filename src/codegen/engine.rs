@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 26] = [
+const TEMPLATES: [(&str, &str); 27] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -99,6 +99,10 @@ const TEMPLATES: [(&str, &str); 26] = [
     (
         "lanes_copy.cu",
         include_str!("../../templates/lanes_copy.cu"),
+    ),
+    (
+        "combine_rate.cu",
+        include_str!("../../templates/combine_rate.cu"),
     ),
 ];
 

@@ -186,6 +186,20 @@ struct LanesCopyCtx<'a> {
     map: bool,
 }
 
+/// The combine-rate kernel: its block, its chains, and the samples it stages in shared memory.
+#[derive(Serialize)]
+struct CombineRateCtx<'a> {
+    prefix: &'a str,
+    block: u32,
+    chains: u32,
+    /// Samples staged per block (a power of two).
+    samples: u32,
+}
+
+/// Samples the combine-rate kernel stages in shared memory per block: 8 KiB of 64-byte
+/// elements.
+const RATE_SAMPLES: u32 = 128;
+
 /// The body of `set` (everything after the prelude) for an operator of `elem_size`-byte
 /// elements, with `_mapped` entries when `map`.
 pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
@@ -278,6 +292,15 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
             },
         ),
         KernelSet::LanesCopy => engine::render(template, &LanesCopyCtx { prefix, map }),
+        KernelSet::CombineRate { block, chains } => engine::render(
+            template,
+            &CombineRateCtx {
+                prefix,
+                block,
+                chains,
+                samples: RATE_SAMPLES,
+            },
+        ),
         KernelSet::Check => Ok(String::new()),
     }
 }

@@ -41,6 +41,9 @@ pub enum Entry {
     Gather,
     /// Contiguous rows copied back into lanes of a strided layout.
     Scatter,
+    /// Independent chains of combines: the operator's combine rate
+    /// ([`crate::bench::combine_rate`]).
+    CombineRate,
 }
 
 impl Entry {
@@ -64,6 +67,7 @@ impl Entry {
             Entry::RowScan => "row_scan",
             Entry::Gather => "gather",
             Entry::Scatter => "scatter",
+            Entry::CombineRate => "combine_rate",
         }
     }
 
@@ -158,6 +162,16 @@ pub enum KernelSet {
     },
     /// Copies between a strided layout of lanes and contiguous rows (`lanes_copy.cu`).
     LanesCopy,
+    /// The combine-rate kernel (`combine_rate.cu`): `chains` independent chains of combines per
+    /// thread, `block` threads per block, measuring how many combines per second the device
+    /// sustains for the operator ([`crate::bench::combine_rate`]).
+    /// [`KernelSet::combine_rate_shapes`] lists the shapes measured for an element size.
+    CombineRate {
+        /// Threads per block (a multiple of 32).
+        block: u32,
+        /// Independent chains per thread.
+        chains: u32,
+    },
     /// `combine_pairs`, for [`crate::verify`] (the prelude alone).
     Check,
 }
@@ -183,6 +197,9 @@ impl KernelSet {
                 shape.name()
             ),
             KernelSet::LanesCopy => "lanes-copy".to_string(),
+            KernelSet::CombineRate { block, chains } => {
+                format!("combine-rate-b{block}x{chains}")
+            }
             KernelSet::Check => "check".to_string(),
         }
     }
@@ -203,6 +220,7 @@ impl KernelSet {
             KernelSet::SelectStaged(_) => "select_staged.cu",
             KernelSet::RowScan { .. } => "row_scan.cu",
             KernelSet::LanesCopy => "lanes_copy.cu",
+            KernelSet::CombineRate { .. } => "combine_rate.cu",
             KernelSet::Check => return None,
         })
     }
@@ -224,6 +242,7 @@ impl KernelSet {
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
             KernelSet::RowScan { .. } => &[Entry::Fill, Entry::RowScan],
             KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],
+            KernelSet::CombineRate { .. } => &[Entry::Fill, Entry::CombineRate],
             KernelSet::Check => &[Entry::Fill, Entry::CombinePairs],
         }
     }
@@ -234,7 +253,8 @@ impl KernelSet {
         match self {
             KernelSet::TreeReduce { block }
             | KernelSet::KoggeStone { block }
-            | KernelSet::BrentKung { block } => *block,
+            | KernelSet::BrentKung { block }
+            | KernelSet::CombineRate { block, .. } => *block,
             KernelSet::TiledReduce(s)
             | KernelSet::StagedReduce(s)
             | KernelSet::ReduceThenScan(s)
@@ -259,6 +279,43 @@ impl KernelSet {
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
             _ => 0,
         }
+    }
+}
+
+impl KernelSet {
+    /// Threads per block of the combine-rate kernel.
+    pub const RATE_BLOCK: u32 = 256;
+
+    /// The shapes of the combine-rate kernel measured for elements of `elem_size` bytes, 256
+    /// threads per block each: 1, 2, 4 and 8 chains per thread, as many of them as keep the
+    /// chains within 256 bytes per thread (64 registers). More chains put more independent
+    /// combines in flight in each thread; fewer leave room for more resident warps, which is
+    /// what hides latency when the combine is an outlined call (calls run one after another).
+    /// Which wins depends on the operator and the device, so [`crate::bench::combine_rate`]
+    /// measures each and keeps the fastest.
+    ///
+    /// ```
+    /// use monoscan::codegen::KernelSet;
+    /// let chains = |size| -> Vec<u32> {
+    ///     KernelSet::combine_rate_shapes(size).iter().map(|s| match s {
+    ///         KernelSet::CombineRate { chains, .. } => *chains,
+    ///         _ => unreachable!(),
+    ///     }).collect()
+    /// };
+    /// assert_eq!(chains(8), [1, 2, 4, 8]);
+    /// assert_eq!(chains(48), [1, 2, 4]);
+    /// assert_eq!(chains(64), [1, 2, 4]);
+    /// assert_eq!(chains(256), [1]);
+    /// ```
+    pub fn combine_rate_shapes(elem_size: usize) -> Vec<KernelSet> {
+        [1u32, 2, 4, 8]
+            .into_iter()
+            .filter(|&k| k == 1 || k as usize * elem_size <= 256)
+            .map(|chains| KernelSet::CombineRate {
+                block: Self::RATE_BLOCK,
+                chains,
+            })
+            .collect()
     }
 }
 

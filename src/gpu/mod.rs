@@ -17,6 +17,7 @@ mod lanes;
 pub(crate) mod launch;
 mod module;
 mod prepare;
+pub(crate) mod rate;
 mod reduce;
 mod scan;
 mod scanner;

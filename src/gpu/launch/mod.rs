@@ -7,6 +7,7 @@
 //! module was rendered for the element types the slices carry.
 
 mod buffer;
+mod rate;
 mod rows;
 mod single_pass;
 mod tensor_map;
@@ -14,6 +15,7 @@ mod textbook;
 mod tiled;
 
 pub(crate) use buffer::{input, output, DevSlice};
+pub(crate) use rate::combine_rate;
 pub(crate) use rows::{copy_lanes, row_scan, RowScan};
 pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SinglePass};
 pub(crate) use tensor_map::TensorMap;
@@ -117,8 +119,9 @@ pub(crate) fn alloc_for_writes<T: DeviceRepr>(
     // SAFETY: only used for outputs that the kernels queued next on this stream write at every
     // index before anything reads them (a scan writes all its outputs; `Gpu::compact` fills its
     // exact-size result by a copy of `count` elements, and its count is written by the last
-    // tile or zeroed for an empty input), or whose unwritten tail nothing reads (compaction's
-    // input-sized buffer, of which only the first `count` are copied out).
+    // tile or zeroed for an empty input; the combine-rate kernel writes one element per thread
+    // of its grid, and nothing reads them), or whose unwritten tail nothing reads
+    // (compaction's input-sized buffer, of which only the first `count` are copied out).
     unsafe { s.alloc::<T>(n) }.map_err(|e| super::device::alloc_error(s.context(), bytes, e))
 }
 
