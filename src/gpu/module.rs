@@ -72,8 +72,11 @@ impl Loaded {
                 let f = module.load_function(&rendered.symbol(entry, variant))?;
                 let dynamic = spec.set.dynamic_smem(entry, op.elem_size, in_size);
                 if dynamic > 0 {
-                    if matches!(spec.set, KernelSet::StagedScan(_)) {
-                        // The staged scan's tiles may pass the default 48 KiB: opt in.
+                    if matches!(
+                        spec.set,
+                        KernelSet::StagedScan(_) | KernelSet::RowStaged { .. }
+                    ) {
+                        // The staged scans' tiles may pass the default 48 KiB: opt in.
                         f.set_attribute(
                             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             i32::try_from(dynamic).unwrap_or(i32::MAX),
