@@ -370,6 +370,45 @@ fn staged_row_scans_compile() {
             }
         }
     }
+    // Tuned shapes of i32 rows on sm_90: the cp.async form, runs of 64 and 256 bytes (swizzle
+    // shifts 3 and 4), a TMA tile of one box.
+    let limits = DeviceLimits::for_arch(90);
+    for tuning in [
+        Tuning {
+            tma: false,
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some(ShapeChoice::new(256, 16)),
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some(ShapeChoice::new(64, 64)),
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some(ShapeChoice::new(128, 32)),
+            ..Tuning::default()
+        },
+    ] {
+        let shape = policy::row_staged_shape(4, 8, &limits, &tuning)
+            .unwrap()
+            .unwrap();
+        assert_eq!(shape.tma, tuning.tma && shape.items == 32, "{shape:?}");
+        for reverse in [false, true] {
+            let op = if reverse {
+                Segmented::new(Reversed::new(Sum::<i32>::new())).cuda()
+            } else {
+                Segmented::new(Sum::<i32>::new()).cuda()
+            };
+            let set = KernelSet::RowStaged {
+                shape,
+                reverse,
+                value_size: 4,
+            };
+            build(&op, set, false, Target::Cubin(90));
+        }
+    }
 }
 
 /// The staged row scan refuses, when rendered, values of another size than its set's and an

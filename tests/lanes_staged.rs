@@ -6,18 +6,19 @@
 //! (integers, the matrix product mod p, affine maps with exactly representable compositions,
 //! both not commutative) compared exactly, sums of f32 with NaN and infinities within a
 //! tolerance derived from each row. Also: the call loads the staged module, a fused input map
-//! that keeps the value size takes it, and unaligned buffers fall back to the register kernel.
+//! that keeps the value size takes it, unaligned buffers fall back to the register kernel, and
+//! the kernel's cp.async form and tuned shapes give the same results.
 
 mod common;
 
-use common::gpu::{gpu, Rng};
+use common::gpu::{gpu, gpu_with, Rng};
 use monoscan::cache::{CacheConfig, KernelCache, Origin};
 use monoscan::codegen::KernelSet;
 use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Flagged, Mat2, MatMulMod, Max, Reversed, Segmented, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::policy;
+use monoscan::tuning::{policy, Tuning};
 use monoscan::{Backend, Gpu, Map, Monoid};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -311,6 +312,47 @@ fn maps_and_unaligned_buffers() {
                 want_totals,
                 "unaligned {lanes:?}"
             );
+        }
+    }
+}
+
+/// The staged row kernel under other tunings: the cp.async form where the TMA one is the
+/// default, runs of 64 and 256 bytes per thread (other swizzles), and a TMA tile of one box.
+#[test]
+fn tuned_shapes_and_the_cp_async_form() {
+    for tuning in [
+        Tuning {
+            tma: false,
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some("256x16".parse().unwrap()),
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some("64x64".parse().unwrap()),
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some("128x32".parse().unwrap()),
+            ..Tuning::default()
+        },
+    ] {
+        let Some(g) = gpu_with(tuning) else { return };
+        let mut rng = Rng::new(19);
+        let tile = staged_tile::<Sum<i32>>(&g).unwrap_or(2048);
+        let sum = Sum::<i32>::new();
+        for lanes in [
+            Lanes::rows(7, 33),
+            Lanes::rows(3, tile + 1),
+            Lanes::rows((5 * tile / 2) / 31 + 1, 31),
+        ] {
+            let data: Vec<i32> = (0..lanes.elements())
+                .map(|_| rng.next_u64() as i32)
+                .collect();
+            for how in scans(lanes.count(), 5, |r| r as i32) {
+                check(&g, &sum, &lanes, &data, &how, "sum i32", &|a, b, _| a == b);
+            }
         }
     }
 }
