@@ -20,7 +20,7 @@ static_assert((MS_TILE_CHUNKS * 16) % 1024 == 0 || {% if copy == "tensor" %}fals
 #define MS_REDUCE_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
 {% if copy != "cp_async" %}// Run by thread 0: starts the copy of full tile `t` into `buf`, completing on barrier `b`.
 __device__ __forceinline__ void ms_reduce_issue(const ms_elem* in, const void* tmap, ms_u64 t, ms_chunk_bits* buf, ms_u64* bar) {
-{% if copy == "tensor" %}    ms_tma_issue((const ms_tensor_map*)tmap, (ms_u32)t, buf, bar);
+{% if copy == "tensor" %}    ms_tma_copy_tile((const ms_tensor_map*)tmap, (ms_u32)t, buf, bar);
 {% else %}    ms_bulk_issue(in + t * MS_TILE, (ms_u32)(MS_TILE * sizeof(ms_elem)), buf, ms_shared_addr(bar));
 {% endif %}}
 {% endif %}template <typename Map>

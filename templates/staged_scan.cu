@@ -50,7 +50,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
 {% if copy == "tensor" %}    // A tensor copy for a full tile in a buffer aligned as the swizzle assumes; cp.async
     // (the same layout) for the last, partial tile.
     const bool tensor = full && (ms_shared_addr(buf) & 1023) == 0;
-    if (tensor && threadIdx.x == 0) ms_tma_issue((const ms_tensor_map*)tmap, tile, buf, bar);
+    if (tensor && threadIdx.x == 0) ms_tma_copy_tile((const ms_tensor_map*)tmap, tile, buf, bar);
     ms_prefetch_rows(in, n, tile, prefetch);
     if (tensor) {
         ms_bar_wait(ms_shared_addr(bar));

@@ -378,6 +378,35 @@ fn emit_rejects_impossible_architectures() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// `emit --algo rows` prints the row kernel a device of the architecture runs: the staged one
+/// (by tensor copies on sm_90) where it applies, the register one before sm_80 and for values
+/// it does not stage; `rows-reverse` the same over the opposite monoid.
+#[test]
+fn emit_prints_the_row_kernels() {
+    let emit = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_monoscan"))
+            .arg("emit")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let staged = emit(&["--op", "sum", "--dtype", "f32", "--algo", "rows"]);
+    assert!(staged.contains("_row_staged(") && staged.contains("cp.async.bulk.tensor"));
+    assert!(staged.contains("#define MS_REVERSE 0"));
+    let reverse = emit(&["--op", "sum", "--dtype", "f32", "--algo", "rows-reverse"]);
+    assert!(reverse.contains("_row_staged(") && reverse.contains("#define MS_REVERSE 1"));
+    let ampere = emit(&[
+        "--op", "affine", "--dtype", "f64", "--algo", "rows", "--arch", "80",
+    ]);
+    assert!(ampere.contains("_row_staged(") && !ampere.contains("cp.async.bulk.tensor"));
+    let turing = emit(&[
+        "--op", "sum", "--dtype", "f32", "--algo", "rows", "--arch", "75",
+    ]);
+    assert!(turing.contains("_row_scan(") && !turing.contains("_row_staged("));
+}
+
 /// Without a GPU, `bench` says it needs one and points at what runs on the CPU, never at a
 /// flag it does not take.
 #[test]

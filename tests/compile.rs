@@ -14,7 +14,7 @@ use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
 use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::{policy, DeviceLimits, Purpose, ShapeChoice, Tuning};
-use monoscan::{CudaOp, Element, Error, Map, Monoid};
+use monoscan::{CudaMap, CudaOp, Element, Error, Map, Monoid};
 use std::collections::BTreeSet;
 
 /// The architectures kernels are generated for here: the oldest NVRTC 13 takes (no staged
@@ -49,9 +49,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::LanesCopy => 12,
         KernelSet::StagedReduce(_) => 13,
         KernelSet::CombineRate { .. } => 14,
+        KernelSet::RowStaged { .. } => 15,
     }
 }
-const FAMILIES: usize = 15;
+const FAMILIES: usize = 16;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -333,18 +334,149 @@ fn row_scans_compile() {
     }
 }
 
+/// The staged row scans: for values of 1, 2, 4, 8 and 16 bytes, forward and reverse (the
+/// segmented lifting of the operator, or of its opposite monoid), with and without an input map
+/// that keeps the value size, in the shape the policy gives the lifting on sm_`cc` (by tensor
+/// copies on sm_90, by `cp.async` on sm_80).
+fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
+    fn lifted<M: Monoid + Copy>(m: M, map: Option<CudaMap>) -> [(CudaOp, bool, usize); 2] {
+        let with = |op: CudaOp| match &map {
+            Some(map) => op.with_input(map.clone()),
+            None => op,
+        };
+        let size = std::mem::size_of::<M::Elem>();
+        [
+            (with(Segmented::new(m).cuda()), false, size),
+            (with(Segmented::new(Reversed::new(m)).cuda()), true, size),
+        ]
+    }
+    let as_i32 = Map::new("as_i32", "(int)x", |x: &u32| *x as i32);
+    let mut ops = Vec::new();
+    ops.extend(lifted(Sum::<u8>::new(), None));
+    ops.extend(lifted(Max::<i16>::new(), None));
+    ops.extend(lifted(Sum::<f32>::new(), None));
+    ops.extend(lifted(Sum::<i32>::new(), Some(as_i32.cuda())));
+    ops.extend(lifted(Sum::<i64>::new(), None));
+    ops.extend(lifted(Affine::<f32>::new(), None));
+    ops.extend(lifted(Affine::<f64>::new(), None));
+    ops.extend(lifted(MatMulMod::default(), None));
+    ops.extend(lifted(Segmented::new(Max::<u64>::new()), None));
+    let limits = DeviceLimits::for_arch(cc);
+    ops.into_iter()
+        .map(|(op, reverse, value_size)| {
+            let shape =
+                policy::row_staged_shape(value_size, op.elem_size, &limits, &Tuning::default())
+                    .unwrap()
+                    .unwrap_or_else(|| panic!("{}: no staged row shape on sm_{cc}", op.name));
+            assert_eq!(shape.tma, cc >= 90, "{}", op.name);
+            let set = KernelSet::RowStaged {
+                shape,
+                reverse,
+                value_size,
+            };
+            (op, set)
+        })
+        .collect()
+}
+
+#[test]
+fn staged_row_scans_compile() {
+    if !nvrtc() {
+        return;
+    }
+    for cc in [80, 90] {
+        for (op, set) in row_staged_sets(cc) {
+            for target in targets(cc) {
+                build(&op, set, false, target);
+            }
+        }
+    }
+    // Tuned shapes of i32 rows on sm_90: the cp.async form, runs of 64 and 256 bytes (swizzle
+    // shifts 3 and 4), a TMA tile of one box.
+    let limits = DeviceLimits::for_arch(90);
+    for tuning in [
+        Tuning {
+            tma: false,
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some(ShapeChoice::new(256, 16)),
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some(ShapeChoice::new(64, 64)),
+            ..Tuning::default()
+        },
+        Tuning {
+            staged: Some(ShapeChoice::new(128, 32)),
+            ..Tuning::default()
+        },
+    ] {
+        let shape = policy::row_staged_shape(4, 8, &limits, &tuning)
+            .unwrap()
+            .unwrap();
+        assert_eq!(shape.tma, tuning.tma && shape.items == 32, "{shape:?}");
+        for reverse in [false, true] {
+            let op = if reverse {
+                Segmented::new(Reversed::new(Sum::<i32>::new())).cuda()
+            } else {
+                Segmented::new(Sum::<i32>::new()).cuda()
+            };
+            let set = KernelSet::RowStaged {
+                shape,
+                reverse,
+                value_size: 4,
+            };
+            build(&op, set, false, Target::Cubin(90));
+        }
+    }
+}
+
+/// The staged row scan refuses, when rendered, values of another size than its set's and an
+/// input map that changes the size (it maps in place).
+#[test]
+fn staged_row_scans_refuse_other_sizes() {
+    let limits = DeviceLimits::for_arch(90);
+    let shape = policy::row_staged_shape(4, 8, &limits, &Tuning::default())
+        .unwrap()
+        .unwrap();
+    let set = |value_size| KernelSet::RowStaged {
+        shape,
+        reverse: false,
+        value_size,
+    };
+    let f32_rows = Segmented::new(Sum::<f32>::new()).cuda();
+    assert!(render(&f32_rows, &KernelSpec::new(set(4))).is_ok());
+    let err = render(&f32_rows, &KernelSpec::new(set(8))).unwrap_err();
+    assert!(err.to_string().contains("8-byte values"), "{err}");
+    let err = render(&Sum::<f32>::new().cuda(), &KernelSpec::new(set(4))).unwrap_err();
+    assert!(err.to_string().contains("segmented lifting"), "{err}");
+    let widen = Map::new("widen_u8", "(int)x", |x: &u8| i32::from(*x));
+    let mapped = Segmented::new(Sum::<i32>::new())
+        .cuda()
+        .with_input(widen.cuda());
+    let err = render(&mapped, &KernelSpec::new(set(4))).unwrap_err();
+    assert!(err.to_string().contains("maps in place"), "{err}");
+}
+
 /// The sets above span every `KernelSet` variant (and so every template): each family is
 /// compiled in every CI run.
 #[test]
 fn every_kernel_family_is_compiled() {
     let mut families = BTreeSet::new();
-    let ops = [Sum::<i32>::new().cuda(), Affine::<f64>::new().cuda()];
+    // A 24-byte element: the staged reduce's (sizes other than 1, 2, 4, 8 and 16 bytes).
+    let ops = [
+        Sum::<i32>::new().cuda(),
+        Affine::<f64>::new().cuda(),
+        Segmented::new(Affine::<f64>::new()).cuda(),
+    ];
     for op in ops.iter().chain(&mapped_ops()) {
         for cc in ARCHS {
             families.extend(sets(op, cc).iter().map(family));
         }
     }
     families.extend(row_sets(90).iter().map(|(_, s)| family(s)));
+    families.extend(row_staged_sets(90).iter().map(|(_, s)| family(s)));
     assert_eq!(families, (0..FAMILIES).collect(), "families compiled");
     // Both forms of the staged scan and of staged compaction on sm_90.
     let staged_forms = |op: &CudaOp| {

@@ -2,7 +2,9 @@
 //! block boundaries, a million rows), one long row, every axis of 3-D tensors, strided views,
 //! exclusive scans from one or per-lane initial values, reverse scans, CSR rows, fused input
 //! maps. Each result is compared with the definitions folded directly here (exactly: the
-//! operators are exact, two of them not commutative).
+//! operators are exact, two of them not commutative). On sm_80 and newer the GPU scans these
+//! rows (aligned host uploads) with the staged row kernel; `tests/lanes_staged.rs` covers its
+//! tile boundaries, value sizes, floats, maps and its fallback to the register kernel.
 
 mod common;
 

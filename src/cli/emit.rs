@@ -3,6 +3,7 @@
 use super::dispatch::{dispatch, Dtype, Job, Op};
 use super::{value_name, write_stdout, CliError};
 use monoscan::codegen::{render, KernelSet, KernelSpec};
+use monoscan::ops::{Reversed, Segmented};
 use monoscan::tuning::plan::Plan;
 use monoscan::tuning::{DeviceLimits, Purpose, Tuning};
 use monoscan::Monoid;
@@ -23,6 +24,13 @@ pub enum Kernels {
     /// The staged single-pass scan: tiles copied into shared memory with cp.async (large
     /// aligned inputs on sm_80 and newer).
     Staged,
+    /// Batched scans of contiguous rows (`monoscan::lanes`): the staged row kernel where the
+    /// architecture and the element size allow it, else the register one. Their operator is
+    /// the segmented lifting of `--op`.
+    Rows,
+    /// The same, with prefixes running from the end of each row (the lifting of the opposite
+    /// monoid).
+    RowsReverse,
     /// The textbook shared-memory tree reduction.
     ReduceTree,
     /// The tiled reduce.
@@ -62,6 +70,11 @@ impl Job for Emit<'_> {
         M::Elem: Serialize,
         G: Fn(u64) -> Option<M::Elem> + Sync,
     {
+        match self.0.algo {
+            Kernels::Rows => return rows(Segmented::new(m), self.0, false),
+            Kernels::RowsReverse => return rows(Segmented::new(Reversed::new(m)), self.0, true),
+            _ => {}
+        }
         let op = m.cuda();
         let size = op.elem_size;
         let arch = self.0.arch;
@@ -101,6 +114,7 @@ impl Job for Emit<'_> {
                 }
                 KernelSet::StagedScan(shape)
             }
+            Kernels::Rows | Kernels::RowsReverse => unreachable!("rows are rendered above"),
         };
         let spec = KernelSpec {
             instrument: self.0.instrument,
@@ -108,6 +122,34 @@ impl Job for Emit<'_> {
         };
         Ok(render(&op, &spec)?.source)
     }
+}
+
+/// The row kernel of `lifted` (the segmented lifting of an operator) that a device of the
+/// architecture runs: the staged one where it applies, else the register one.
+fn rows<S: Monoid>(lifted: S, args: &EmitArgs, reverse: bool) -> Result<String, CliError> {
+    let op = lifted.cuda();
+    let value_size = op
+        .layout
+        .field("value")
+        .map(|f| f.ty.size)
+        .ok_or_else(|| CliError::Usage("internal: a lifting without values".to_string()))?;
+    let plan = Plan::new(&op, DeviceLimits::for_arch(args.arch), &Tuning::default());
+    let set = match plan.row_staged_shape(value_size)? {
+        Some(shape) => KernelSet::RowStaged {
+            shape,
+            reverse,
+            value_size,
+        },
+        None => KernelSet::RowScan {
+            shape: plan.shape(Purpose::SinglePass)?,
+            reverse,
+        },
+    };
+    let spec = KernelSpec {
+        instrument: args.instrument,
+        ..plan.spec(set)
+    };
+    Ok(render(&op, &spec)?.source)
 }
 
 /// Runs `monoscan emit`.

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 27] = [
+const TEMPLATES: [(&str, &str); 28] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -96,6 +96,10 @@ const TEMPLATES: [(&str, &str); 27] = [
         include_str!("../../templates/select_staged.cu"),
     ),
     ("row_scan.cu", include_str!("../../templates/row_scan.cu")),
+    (
+        "row_staged.cu",
+        include_str!("../../templates/row_staged.cu"),
+    ),
     (
         "lanes_copy.cu",
         include_str!("../../templates/lanes_copy.cu"),

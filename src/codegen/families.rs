@@ -3,7 +3,7 @@
 //! Each family template includes the shared pieces it needs (`templates/lib/*.cuh`), which read
 //! their parameters from the family's context: [`TileCtx`] for the register-tile building
 //! blocks, [`LookbackCtx`] for the decoupled look-back, [`StagingCtx`] for the shared-memory
-//! staging, [`TmaCtx`] for the tensor copies.
+//! staging, [`TmaCtx`] for the tensor copies (`lib/tensor_copy.cuh` reads its `tma_boxes`).
 
 use super::engine;
 use super::spec::KernelSet;
@@ -179,6 +179,25 @@ struct RowScanCtx<'a> {
     lookback: LookbackCtx,
 }
 
+/// Batched row scans with staged tiles of values: the tile, the look-back over the lifting's
+/// elements, the staging of values, and the TMA form's state over lifted elements.
+#[derive(Serialize)]
+struct RowStagedCtx<'a> {
+    prefix: &'a str,
+    map: bool,
+    reverse: u32,
+    tma: bool,
+    value_size: usize,
+    #[serde(flatten)]
+    tile: TileCtx,
+    #[serde(flatten)]
+    lookback: LookbackCtx,
+    #[serde(flatten)]
+    staging: StagingCtx,
+    #[serde(flatten)]
+    tma_form: Option<TmaCtx>,
+}
+
 /// Lane copies: the entry names only.
 #[derive(Serialize)]
 struct LanesCopyCtx<'a> {
@@ -289,6 +308,31 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 reverse: u32::from(reverse),
                 tile: TileCtx::of(&shape),
                 lookback: LookbackCtx::of(&shape, elem_size),
+            },
+        ),
+        KernelSet::RowStaged {
+            shape,
+            reverse,
+            value_size,
+        } => engine::render(
+            template,
+            &RowStagedCtx {
+                prefix,
+                map,
+                reverse: u32::from(reverse),
+                tma: shape.tma,
+                value_size,
+                tile: TileCtx::of(&shape),
+                // The look-back and the block state run over the lifting's elements.
+                lookback: LookbackCtx::of(&shape, elem_size),
+                staging: StagingCtx {
+                    swizzle: shape.swizzle(value_size),
+                },
+                tma_form: shape.tma.then(|| TmaCtx {
+                    tma_state: shape.tma_state_bytes(elem_size),
+                    tma_boxes: shape.tma_boxes(),
+                    min_blocks: shape.min_blocks,
+                }),
             },
         ),
         KernelSet::LanesCopy => engine::render(template, &LanesCopyCtx { prefix, map }),

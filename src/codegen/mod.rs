@@ -159,7 +159,9 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             map_name: op.input.as_ref().map_or("", |m| m.name.as_str()),
             map_in: op.input.as_ref().map_or("", |m| m.in_type.as_str()),
             map_out: match spec.set {
-                KernelSet::RowScan { .. } => "decltype(((ms_elem*)0)->value)",
+                KernelSet::RowScan { .. } | KernelSet::RowStaged { .. } => {
+                    "decltype(((ms_elem*)0)->value)"
+                }
                 _ => "ms_elem",
             },
             map_body: op.input.as_ref().map_or(String::new(), |m| {
@@ -183,6 +185,21 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             return Err(Error::invalid(format!(
                 "the staged scan maps in place: input `{}` ({} bytes) and element `{}` ({} bytes) differ in size",
                 map.in_type, map.in_size, op.elem, op.elem_size
+            )));
+        }
+    }
+    if let KernelSet::RowStaged { value_size, .. } = spec.set {
+        let value = op.layout.field("value").map(|f| f.ty.size);
+        if value != Some(value_size) {
+            return Err(Error::invalid(format!(
+                "the staged row scan of `{}` was asked for {value_size}-byte values, but its elements `{}` are not a segmented lifting of such values",
+                op.name, op.elem
+            )));
+        }
+        if let Some(map) = op.input.as_ref().filter(|m| m.in_size != value_size) {
+            return Err(Error::invalid(format!(
+                "the staged row scan maps in place: input `{}` ({} bytes) and values ({value_size} bytes) differ in size",
+                map.in_type, map.in_size
             )));
         }
     }

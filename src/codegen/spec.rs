@@ -37,6 +37,8 @@ pub enum Entry {
     SelectStaged,
     /// Independent scans of contiguous rows (batched scans).
     RowScan,
+    /// Independent scans of contiguous rows with the tile of values staged in shared memory.
+    RowStaged,
     /// Lanes of a strided layout copied into contiguous rows.
     Gather,
     /// Contiguous rows copied back into lanes of a strided layout.
@@ -65,6 +67,7 @@ impl Entry {
             Entry::SelectRegisters => "select_registers",
             Entry::SelectStaged => "select_staged",
             Entry::RowScan => "row_scan",
+            Entry::RowStaged => "row_staged",
             Entry::Gather => "gather",
             Entry::Scatter => "scatter",
             Entry::CombineRate => "combine_rate",
@@ -83,6 +86,7 @@ impl Entry {
                 | Entry::ScanSinglePass
                 | Entry::ScanStaged
                 | Entry::RowScan
+                | Entry::RowStaged
                 | Entry::Gather
         )
     }
@@ -151,7 +155,8 @@ pub enum KernelSet {
     /// newer, by one bulk copy per tile on sm_90 and newer).
     SelectStaged(TileShape),
     /// Batched scans of contiguous rows, each restarting at its row's start, as one
-    /// single-pass scan of the segmented lifting of the operator (`row_scan.cu`); `reverse`:
+    /// single-pass scan of the segmented lifting of the operator with its tile of lifted items
+    /// in registers (`row_scan.cu`), where [`KernelSet::RowStaged`] does not apply; `reverse`:
     /// prefixes from the end of each row (the module's operator is then the lifting of the
     /// opposite monoid).
     RowScan {
@@ -159,6 +164,20 @@ pub enum KernelSet {
         shape: TileShape,
         /// Whether positions run from the end.
         reverse: bool,
+    },
+    /// Batched scans of contiguous rows as [`KernelSet::RowScan`] computes them, with each
+    /// tile of values staged in shared memory as the staged scan stages its tiles, by
+    /// `cp.async` or (a shape with `tma`) by tensor copies (`row_staged.cu`; sm_80 and newer).
+    /// The module's operator is the segmented lifting (of the opposite monoid when `reverse`);
+    /// memory and the staged tiles hold its values, of `value_size` bytes.
+    RowStaged {
+        /// The staged tile (of values), with the look-back state laid out for the lifting's
+        /// elements.
+        shape: TileShape,
+        /// Whether positions run from the end.
+        reverse: bool,
+        /// Bytes of one value (1, 2, 4, 8 or 16).
+        value_size: usize,
     },
     /// Copies between a strided layout of lanes and contiguous rows (`lanes_copy.cu`).
     LanesCopy,
@@ -196,6 +215,15 @@ impl KernelSet {
                 if *reverse { "reverse-" } else { "" },
                 shape.name()
             ),
+            KernelSet::RowStaged {
+                shape,
+                reverse,
+                value_size,
+            } => format!(
+                "row-staged-{}v{value_size}-{}",
+                if *reverse { "reverse-" } else { "" },
+                shape.name()
+            ),
             KernelSet::LanesCopy => "lanes-copy".to_string(),
             KernelSet::CombineRate { block, chains } => {
                 format!("combine-rate-b{block}x{chains}")
@@ -219,6 +247,7 @@ impl KernelSet {
             KernelSet::Select(_) => "select_registers.cu",
             KernelSet::SelectStaged(_) => "select_staged.cu",
             KernelSet::RowScan { .. } => "row_scan.cu",
+            KernelSet::RowStaged { .. } => "row_staged.cu",
             KernelSet::LanesCopy => "lanes_copy.cu",
             KernelSet::CombineRate { .. } => "combine_rate.cu",
             KernelSet::Check => return None,
@@ -241,6 +270,7 @@ impl KernelSet {
             KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
             KernelSet::RowScan { .. } => &[Entry::Fill, Entry::RowScan],
+            KernelSet::RowStaged { .. } => &[Entry::Fill, Entry::RowStaged],
             KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],
             KernelSet::CombineRate { .. } => &[Entry::Fill, Entry::CombineRate],
             KernelSet::Check => &[Entry::Fill, Entry::CombinePairs],
@@ -263,7 +293,8 @@ impl KernelSet {
             | KernelSet::OneTile(s)
             | KernelSet::Select(s)
             | KernelSet::SelectStaged(s)
-            | KernelSet::RowScan { shape: s, .. } => s.block,
+            | KernelSet::RowScan { shape: s, .. }
+            | KernelSet::RowStaged { shape: s, .. } => s.block,
             KernelSet::LanesCopy | KernelSet::Check => 256,
         }
     }
@@ -271,11 +302,18 @@ impl KernelSet {
     /// Dynamic shared memory `entry` launches with, in bytes, for an operator of `elem_size`-byte
     /// elements whose input map (if any) reads `in_size`-byte inputs: the staged kernels' tiles
     /// (and the TMA form's block state); 0 for every other entry. (The staged scan maps in
-    /// place, so its tile holds elements; compaction's staged tile holds inputs.)
+    /// place, so its tile holds elements; compaction's staged tile holds inputs; the staged
+    /// row scan's tile holds values, its block state the lifting's `elem_size`-byte elements.)
     pub fn dynamic_smem(&self, entry: Entry, elem_size: usize, in_size: usize) -> usize {
         match (self, entry) {
             (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
             (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
+            (
+                KernelSet::RowStaged {
+                    shape, value_size, ..
+                },
+                Entry::RowStaged,
+            ) => shape.row_staged_smem_bytes(*value_size, elem_size),
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
             _ => 0,
         }

@@ -1,17 +1,17 @@
-//! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by the
-//! row-scan kernel (one single-pass scan of the segmented lifting, with each row's start
-//! computed from its position); any other layout is gathered into contiguous rows, scanned,
-//! and scattered back.
+//! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by a row
+//! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
+//! its position): the staged one where it applies, else the register one; any other layout is
+//! gathered into contiguous rows, scanned, and scattered back.
 
 use super::kernels::OpKernels;
-use super::launch::{self, DevSlice, RowScan};
-use crate::codegen::KernelSet;
+use super::launch::{self, DevSlice, RowScan, TensorMap};
+use crate::codegen::{Entry, KernelSet};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::lanes::{Inits, LaneScan, Lanes};
 use crate::monoid::Monoid;
 use crate::ops::{Flagged, Reversed, Segmented};
-use crate::tuning::Purpose;
+use crate::tuning::{PrefetchPlan, Purpose, TileShape};
 use cudarc::driver::CudaSlice;
 
 /// Scans the lanes of `inp` (of `In`: the operator's elements, or its map's input type) into
@@ -81,8 +81,9 @@ pub(super) fn scan<M: Monoid, In: Element>(
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
 }
 
-/// `rows` contiguous rows of `row` elements (`n` in all): the row-scan kernel of the segmented
-/// lifting of `k`'s operator, or of its opposite monoid for reverse scans.
+/// `rows` contiguous rows of `row` elements (`n` in all): a row kernel (the staged one where it
+/// applies, else the register one) of the segmented lifting of `k`'s operator, or of its
+/// opposite monoid for reverse scans.
 #[allow(clippy::too_many_arguments)]
 fn rows<M: Monoid, In: Element>(
     k: &OpKernels<M>,
@@ -120,22 +121,11 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     if let Some(map) = &k.op.op().input {
         sk = sk.with_input((**map).clone());
     }
-    let shape = sk.shape(Purpose::SinglePass)?;
-    let kernel = sk.kernels(KernelSet::RowScan { shape, reverse })?;
-    let tiles = n.div_ceil(shape.tile());
-    if tiles > u64::from(u32::MAX) {
-        return Err(Error::invalid(format!(
-            "{n} elements need {tiles} tiles; a batched scan handles at most 2^32 - 1"
-        )));
-    }
-    let stream = &k.gpu.stream;
-    let mut scratch = k.gpu.lock_scratch();
-    let lookback = scratch.lookback::<Flagged<M::Elem>>(stream, shape.layout, tiles)?;
     let (init, has_init) = match &how.init {
         Some(Inits::Same(v)) => (*v, true),
         _ => (k.m.identity(), false),
     };
-    let args = RowScan {
+    let args = |lookback| RowScan {
         inp,
         out,
         n,
@@ -147,8 +137,71 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         has_init,
         totals,
     };
+    // The staged kernel where it applies: sm_80 and newer, values of 1, 2, 4, 8 or 16 bytes
+    // (inputs of the same size: it maps in place), 16-byte aligned buffers.
+    let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
+    let value_size = std::mem::size_of::<M::Elem>();
+    if let Some(shape) = sk.plan.row_staged_shape(value_size)?.filter(|_| aligned) {
+        let set = KernelSet::RowStaged {
+            shape,
+            reverse,
+            value_size,
+        };
+        let kernel = sk.kernels(set)?;
+        let tiles = tiles_of(n, shape)?;
+        let tma = if shape.tma {
+            // The tensor map covers full tiles only; an input without one needs none.
+            let map = if n >= shape.tile() {
+                TensorMap::rows128(inp, shape.tma_rows())?
+            } else {
+                TensorMap::unused()
+            };
+            let plan = PrefetchPlan::new(
+                &k.gpu.tuning,
+                shape.tile_bytes(value_size),
+                tiles,
+                kernel.resident(Entry::RowStaged, k.mapped),
+                k.gpu.info.mem_gbps,
+            )?;
+            Some((map, plan))
+        } else {
+            None
+        };
+        let stream = &k.gpu.stream;
+        let mut scratch = k.gpu.lock_scratch();
+        let lookback = scratch.lookback::<Flagged<M::Elem>>(stream, shape.layout, tiles)?;
+        // SAFETY: `kernel` is the staged row-scan module of the segmented lifting of this
+        // operator (its elements are Flagged<M::Elem>, its values M::Elem), with this
+        // operator's input map from `In` when `mapped`.
+        return unsafe {
+            launch::row_staged(
+                stream,
+                &kernel,
+                k.mapped,
+                &args(lookback),
+                tma.as_ref().map(|(m, p)| (m, *p)),
+            )
+        };
+    }
+    let shape = sk.shape(Purpose::SinglePass)?;
+    let kernel = sk.kernels(KernelSet::RowScan { shape, reverse })?;
+    let tiles = tiles_of(n, shape)?;
+    let stream = &k.gpu.stream;
+    let mut scratch = k.gpu.lock_scratch();
+    let lookback = scratch.lookback::<Flagged<M::Elem>>(stream, shape.layout, tiles)?;
     // SAFETY: `kernel` is the row-scan module of the segmented lifting of this operator (its
     // elements are Flagged<M::Elem>, its values M::Elem), with this operator's input map from
     // `In` when `mapped`.
-    unsafe { launch::row_scan(stream, &kernel, k.mapped, &args) }
+    unsafe { launch::row_scan(stream, &kernel, k.mapped, &args(lookback)) }
+}
+
+/// Tiles of `shape` over `n` elements: an error beyond the 2^32 - 1 a launch numbers.
+fn tiles_of(n: u64, shape: TileShape) -> Result<u64> {
+    let tiles = n.div_ceil(shape.tile());
+    if tiles > u64::from(u32::MAX) {
+        return Err(Error::invalid(format!(
+            "{n} elements need {tiles} tiles; a batched scan handles at most 2^32 - 1"
+        )));
+    }
+    Ok(tiles)
 }

@@ -74,9 +74,11 @@ impl Loaded {
                 if dynamic > 0 {
                     if matches!(
                         spec.set,
-                        KernelSet::StagedScan(_) | KernelSet::StagedReduce(_)
+                        KernelSet::StagedScan(_)
+                            | KernelSet::StagedReduce(_)
+                            | KernelSet::RowStaged { .. }
                     ) {
-                        // The staged scan's tiles and the staged reduce's stages may pass the
+                        // The staged scans' tiles and the staged reduce's stages may pass the
                         // default 48 KiB: opt in.
                         f.set_attribute(
                             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

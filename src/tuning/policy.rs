@@ -242,8 +242,8 @@ fn staged_shape(
     };
     let mut shape = TileShape::new(block, items, layout, lookback);
     let whole_chunks = shape.tile_bytes(size1) % 16 == 0;
-    shape.linear = !swizzleable(size1, items);
     shape.staged = limits.cc >= 80 && size > 0 && size <= STAGED_MAX_ELEM && whole_chunks;
+    shape.linear = shape.staged && !swizzleable(size1, items);
     shape.tma = shape.staged && tma && (shape.linear || shape.tma_fits(size));
     if shape.block == 0
         || shape.block % 32 != 0
@@ -298,12 +298,12 @@ pub fn staged_reduce_shape(
         (((32 * 1024 / run) / 32 * 32).clamp(32, 1024) as u32, items)
     };
     let mut shape = TileShape::new(block, items, layout, LOOKBACK);
-    shape.linear = !swizzleable(size1, items);
     shape.staged = limits.cc >= 80
         && size > 0
         && size <= STAGED_MAX_ELEM
         && shape.tile_bytes(size1) % 16 == 0
         && shape.reduce_smem_bytes(size) <= limits.shared_per_block_optin as usize;
+    shape.linear = shape.staged && !swizzleable(size1, items);
     shape.tma = shape.staged && tma && (shape.linear || shape.tma_fits(size));
     Ok(shape)
 }
@@ -338,6 +338,105 @@ pub fn chains(cost: &CombineCost, tuning: &Tuning, shape: &TileShape, size: usiz
     } else {
         1
     }
+}
+
+/// The staged row scan's TMA form, by the size of the lifting's elements: (registers a thread
+/// of its kernel needs, threads per tile). ptxas, `--ptxas-options=-v`, on the row kernels of
+/// the built-in operators for sm_90: elements up to 8 bytes (values up to 4 bytes) fit in 32
+/// registers; at 32, 16-byte ones (i64, f64 values) spill 4 to 12 bytes and 24-byte ones
+/// (16-byte values) 80 to 126; at 40 the latter still spill 16 to 32 bytes, at 48 none do.
+/// Each tile size is the largest whose blocks, as many as shared memory allows, leave that
+/// many registers: 352 threads (5 blocks, 220 KiB of tiles per SM), 384 (4 blocks, 192 KiB),
+/// 320 (4 blocks, 160 KiB). (An outlined combine, called per use, can still spill: the
+/// forward kernel of the 2x2 matrix product mod p spills 144 bytes at 48 registers.)
+fn row_staged_registers(lifted_size: usize) -> (u32, u32) {
+    match lifted_size {
+        0..=8 => (32, 352),
+        9..=16 => (40, 384),
+        _ => (48, 320),
+    }
+}
+
+/// Blocks of `threads` threads one SM of sm_90 or newer holds when each thread keeps
+/// `registers` registers: an SM's 65,536 registers sit in four quarters of 16,384, a block's
+/// warps spread over the quarters, and a warp's registers are allocated 256 at a time, so
+/// `__launch_bounds__(threads, blocks)` caps a thread at 16,384 / (32 x ceil(warps / 4))
+/// rounded down to a multiple of 8 (32 for five blocks of 352 threads: 14 warps a quarter).
+fn blocks_with_registers(threads: u32, registers: u32) -> u32 {
+    let warps_per_quarter = 16_384 / (32 * registers.max(8));
+    (4 * warps_per_quarter / threads.div_ceil(32).max(1)).max(1)
+}
+
+/// The shape of the staged row scan (`templates/row_staged.cu`) for values of `value_size`
+/// bytes whose segmented lifting has elements of `lifted_size` bytes: the staged scan's tile
+/// of values ([`Purpose::Staged`]: one 128-byte row per thread, by tensor copies on sm_90),
+/// with the look-back state laid out for the lifted elements, and in the TMA form the residency
+/// its shared memory allows once the block's state holds lifted warp sums. `None` where the
+/// staged scan does not apply to such values (before sm_80, or sizes other than 1, 2, 4, 8 and
+/// 16 bytes): the register row kernel runs instead.
+///
+/// The TMA form asks for as many blocks per SM as shared memory allows
+/// (`__launch_bounds__(threads, blocks)`), which caps a thread's registers; where the default
+/// 352 threads would leave the lifted elements too few (see `row_staged_registers`), the tile
+/// has fewer or more threads and the bound fewer blocks, so that the kernel does not spill.
+/// A shape the tuning sets is taken as it is, with the blocks its shared memory allows.
+///
+/// ```
+/// use monoscan::tuning::{policy, DeviceLimits, Tuning};
+/// let h100 = DeviceLimits::for_arch(90);
+/// // Rows of f32: 4-byte values, the lifting's {value, flag} 8 bytes.
+/// let s = policy::row_staged_shape(4, 8, &h100, &Tuning::default())?.unwrap();
+/// assert!(s.staged && s.tma);
+/// assert_eq!((s.block, s.items, s.min_blocks), (352, 32, 5));
+/// // Rows of f64 (16-byte lifted elements) and of 16-byte affine maps (24 bytes lifted).
+/// let s = policy::row_staged_shape(8, 16, &h100, &Tuning::default())?.unwrap();
+/// assert_eq!((s.block, s.items, s.min_blocks), (384, 16, 4));
+/// let s = policy::row_staged_shape(16, 24, &h100, &Tuning::default())?.unwrap();
+/// assert_eq!((s.block, s.items, s.min_blocks), (320, 8, 4));
+/// // On sm_80, cp.async and no bound on blocks; 12-byte values are not staged.
+/// let a100 = DeviceLimits::for_arch(80);
+/// let s = policy::row_staged_shape(4, 8, &a100, &Tuning::default())?.unwrap();
+/// assert!(s.staged && !s.tma && s.min_blocks == 0);
+/// assert!(policy::row_staged_shape(12, 16, &h100, &Tuning::default())?.is_none());
+/// # Ok::<(), monoscan::Error>(())
+/// ```
+pub fn row_staged_shape(
+    value_size: usize,
+    lifted_size: usize,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> Result<Option<TileShape>> {
+    let mut shape = staged_shape(
+        value_size,
+        limits,
+        tuning,
+        StateLayout::for_size(lifted_size),
+    )?;
+    // The row kernel stages swizzled tiles of values of one 16-byte chunk at most.
+    if !shape.staged || shape.linear || !matches!(value_size, 1 | 2 | 4 | 8 | 16) {
+        return Ok(None);
+    }
+    let (registers, block) = row_staged_registers(lifted_size);
+    let own = tuning.staged.is_none() && shape.tma;
+    if own {
+        shape.block = block;
+    }
+    let smem = shape.row_staged_smem_bytes(value_size, lifted_size);
+    if smem > limits.shared_per_block_optin as usize {
+        return Err(Error::invalid(format!(
+            "staged row shape {}x{} needs {smem} bytes of shared memory (the device allows {} per block)",
+            shape.block, shape.items, limits.shared_per_block_optin
+        )));
+    }
+    if shape.tma {
+        shape.min_blocks = limits.blocks_per_sm(shape.block, smem);
+        if own {
+            shape.min_blocks = shape
+                .min_blocks
+                .min(blocks_with_registers(shape.block, registers));
+        }
+    }
+    Ok(Some(shape))
 }
 
 fn check(shape: TileShape, size: usize, limits: &DeviceLimits) -> Result<TileShape> {
@@ -627,6 +726,79 @@ mod tests {
         };
         let s = tile_shape(4, &h100, &off, Purpose::Staged).unwrap();
         assert!(s.staged && !s.tma && s.block == 128, "{s:?}");
+    }
+
+    /// The register cap `__launch_bounds__(threads, blocks)` gives a thread on sm_90: 16,384
+    /// registers per quarter of the SM, warps spread over the quarters, 8 registers at a time.
+    fn register_cap(threads: u32, blocks: u32) -> u32 {
+        let per_quarter = (blocks * threads.div_ceil(32)).div_ceil(4);
+        16_384 / (32 * per_quarter) / 8 * 8
+    }
+
+    #[test]
+    fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
+        // The caps ptxas applied: 32 for 5 x 352 and 5 x 320, 40 for 4 x 352 and 4 x 384,
+        // 48 for 4 x 320, 56 for 3 x 352.
+        for (threads, blocks, cap) in [
+            (352, 5, 32),
+            (320, 5, 32),
+            (352, 4, 40),
+            (384, 4, 40),
+            (320, 4, 48),
+            (352, 3, 56),
+        ] {
+            assert_eq!(register_cap(threads, blocks), cap, "{threads} x {blocks}");
+        }
+        let t = Tuning::default();
+        for (value, lifted, block, blocks) in [
+            (1, 8, 352, 5),
+            (2, 8, 352, 5),
+            (4, 8, 352, 5),
+            (8, 12, 384, 4),
+            (8, 16, 384, 4),
+            (16, 20, 320, 4),
+            (16, 24, 320, 4),
+            (16, 32, 320, 4),
+        ] {
+            let s = row_staged_shape(value, lifted, &hopper(), &t)
+                .unwrap()
+                .unwrap();
+            assert!(s.staged && s.tma, "{value}/{lifted}: {s:?}");
+            assert_eq!((s.block, s.min_blocks), (block, blocks), "{value}/{lifted}");
+            assert_eq!(s.items as usize * value, 128);
+            assert!(s.tma_fits(value));
+            assert_eq!(s.layout, StateLayout::for_size(lifted));
+            let smem = s.row_staged_smem_bytes(value, lifted);
+            assert!(hopper().blocks_per_sm(s.block, smem) >= s.min_blocks);
+            let (registers, _) = row_staged_registers(lifted);
+            assert!(
+                register_cap(s.block, s.min_blocks) >= registers,
+                "{value}/{lifted}"
+            );
+            // The block state holds lifted warp sums and prefix, a tile number, an mbarrier.
+            let state = s.tma_state_bytes(lifted);
+            assert!(
+                state >= (s.block as usize / 32 + 1) * lifted + 4 + 8,
+                "{value}/{lifted}"
+            );
+            // sm_80: cp.async, a tile of values only.
+            let a = row_staged_shape(value, lifted, &DeviceLimits::for_arch(80), &t)
+                .unwrap()
+                .unwrap();
+            assert!(a.staged && !a.tma && a.min_blocks == 0);
+            assert_eq!(a.row_staged_smem_bytes(value, lifted), a.tile_bytes(value));
+        }
+        assert!(row_staged_shape(12, 16, &hopper(), &t).unwrap().is_none());
+        assert!(row_staged_shape(4, 8, &DeviceLimits::for_arch(75), &t)
+            .unwrap()
+            .is_none());
+        // A tuning's shape is taken as it is.
+        let own = Tuning {
+            staged: Some(ShapeChoice::new(352, 16)),
+            ..Tuning::default()
+        };
+        let s = row_staged_shape(8, 16, &hopper(), &own).unwrap().unwrap();
+        assert_eq!((s.block, s.items, s.min_blocks), (352, 16, 5));
     }
 
     #[test]

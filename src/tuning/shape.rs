@@ -192,6 +192,19 @@ impl TileShape {
             .saturating_add(state + 8 * stages)
     }
 
+    /// Dynamic shared memory of the staged row scan (`templates/row_staged.cu`): a tile of
+    /// `value_size`-byte values, and for the TMA form also the block's state over the segmented
+    /// lifting's `lifted_size`-byte elements (its warp sums and prefix) and its mbarrier.
+    pub fn row_staged_smem_bytes(&self, value_size: usize, lifted_size: usize) -> usize {
+        match (self.staged, self.tma) {
+            (false, _) => 0,
+            (true, false) => self.tile_bytes(value_size),
+            (true, true) => self
+                .tile_bytes(value_size)
+                .saturating_add(self.tma_state_bytes(lifted_size)),
+        }
+    }
+
     /// Bytes after the tile in the TMA form's dynamic shared memory: the block's state (a sum
     /// per warp, the prefix, the tile number; rounded up to 16 bytes) and a 16-byte slot for
     /// its mbarrier. The TMA kernel declares no static shared memory, whose alignment padding

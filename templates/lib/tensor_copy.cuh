@@ -10,12 +10,14 @@ struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
 #define MS_TMA_ROWS (MS_BLOCK / MS_TMA_BOXES)
 static_assert(MS_TMA_ROWS % 8 == 0 && MS_TMA_ROWS <= 256 && MS_TMA_ROWS * MS_TMA_BOXES == MS_BLOCK,
               "monoscan: the TMA form's boxes are whole 8-row groups of at most 256 rows");
-static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
-// Run by thread 0: copies full tile `tile` into `buf` (aligned to 1 KiB) with MS_TMA_BOXES
-// tensor copies that complete on the mbarrier `bar`.
-__device__ __forceinline__ void ms_tma_issue(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf, ms_u64* bar) {
+static_assert(MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
+// Run by thread 0: copies rows [tile * MS_BLOCK, (tile + 1) * MS_BLOCK) of the map (full tile
+// `tile`) into `buf` (aligned to 1 KiB) with MS_TMA_BOXES tensor copies that complete on the
+// mbarrier `bar`. Needs lib/staging.cuh and lib/tma.cuh.
+__device__ __forceinline__ void ms_tma_copy_tile(const ms_tensor_map* map, ms_u32 tile, ms_chunk_bits* buf,
+                                                 ms_u64* bar) {
     const ms_u32 b = ms_shared_addr(bar);
-    ms_bar_expect(b, (ms_u32)(MS_TILE * sizeof(ms_elem)));
+    ms_bar_expect(b, (ms_u32)(MS_BLOCK * 128));
 #pragma unroll
     for (int k = 0; k < MS_TMA_BOXES; ++k) {
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"

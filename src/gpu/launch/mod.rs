@@ -16,7 +16,7 @@ mod tiled;
 
 pub(crate) use buffer::{input, output, DevSlice};
 pub(crate) use rate::combine_rate;
-pub(crate) use rows::{copy_lanes, row_scan, RowScan};
+pub(crate) use rows::{copy_lanes, row_scan, row_staged, RowScan};
 pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SinglePass};
 pub(crate) use tensor_map::TensorMap;
 pub(crate) use textbook::{add_carry, block_scan, reduce_tree, section, BlockScan};

@@ -1,14 +1,15 @@
-//! Launches of the batched-scan kernels: the row scan, and the lane copies between a strided
-//! layout and contiguous rows.
+//! Launches of the batched-scan kernels: the row scans (register and staged tiles), and the
+//! lane copies between a strided layout and contiguous rows.
 
-use super::{addr, config, holds, tiles32, DevSlice, LookbackState};
+use super::{addr, config, holds, tiles32, DevSlice, LookbackState, TensorMap};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
 use crate::lanes::Lanes;
+use crate::tuning::PrefetchPlan;
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
-/// Arguments of `row_scan`: `n / row` rows of `row` values of `V` (the segmented lifting's
+/// Arguments of `row_scan` and `row_staged`: `n / row` rows of `row` values of `V` (the segmented lifting's
 /// value type), whose look-back runs over the lifting's elements `E`.
 pub(crate) struct RowScan<In, V, E> {
     /// Input (n elements of the input type).
@@ -98,6 +99,113 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
             .arg(&has)
             .arg(&totals)
             .launch(config(tiles, shape.block, 0))
+    }?;
+    Ok(())
+}
+
+/// `row_staged` of a [`KernelSet::RowStaged`] module, one block per tile, whose TMA form also
+/// takes the input's tensor map and the launch's L2 prefetch plan (`tma`); through the input
+/// map when `mapped`.
+///
+/// # Safety
+/// `k` is such a module rendered for the segmented lifting whose elements are `E` (with
+/// values `V`), and (when `mapped`) for an input map from `In` to `V`; unmapped, `In` is `V`.
+pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    a: &RowScan<In, V, E>,
+    tma: Option<(&TensorMap, PrefetchPlan)>,
+) -> Result<()> {
+    let KernelSet::RowStaged {
+        shape, value_size, ..
+    } = k.set()
+    else {
+        return Err(Error::invalid(
+            "internal: row_staged needs a staged row-scan module",
+        ));
+    };
+    let f = k.function(Entry::RowStaged, mapped)?;
+    let smem = k.dynamic_smem(Entry::RowStaged, mapped);
+    if a.row == 0 || a.n % a.row != 0 {
+        return Err(Error::invalid(format!(
+            "internal: {} elements are not whole rows of {}",
+            a.n, a.row
+        )));
+    }
+    if std::mem::size_of::<V>() != value_size || std::mem::size_of::<In>() != value_size {
+        return Err(Error::invalid(format!(
+            "internal: a staged row scan of {value_size}-byte values over {}-byte inputs and values",
+            std::mem::size_of::<In>()
+        )));
+    }
+    let rows = a.n / a.row;
+    let tiles = a.n.div_ceil(shape.tile());
+    let tiles32 = tiles32(tiles)?;
+    holds("the input", &a.inp, a.n)?;
+    holds("the output", &a.out, a.n)?;
+    if let Some(i) = &a.inits {
+        holds("the initial values", i, rows)?;
+    }
+    if let Some(t) = &a.totals {
+        holds("the totals", t, rows)?;
+    }
+    a.lookback
+        .check(tiles, shape.layout, std::mem::size_of::<E>())?;
+    if a.inp.addr() % 16 != 0 || a.out.addr() % 16 != 0 {
+        return Err(Error::invalid(
+            "internal: the staged row scan needs 16-byte aligned buffers",
+        ));
+    }
+    if tma.is_some() != shape.tma {
+        return Err(Error::invalid(
+            "internal: a tensor map goes with the TMA form of the staged row scan, and only with it",
+        ));
+    }
+    let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
+    let (aggs, incls) = a.lookback.values();
+    let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
+    let (inits, totals) = (addr(a.inits), addr(a.totals));
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
+    // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
+    // exclusive, const ms_val* inits, ms_val init, int has_init, ms_val* totals)` with in_t =
+    // In, ms_val = V (both of the module's value size, checked above) and ms_elem = E (the
+    // caller's obligation); in and out hold n elements, the state one slot per tile (and aggs
+    // and incls for the separate layout), the counter 16 words (the zeroed tile counter, and
+    // the pacing clock at word 8, which the TMA form reads and writes), inits and totals (when
+    // set) one value per row: all checked above. The grid is exactly `tiles` blocks, so every
+    // tile number the counter hands out is in range; `row` divides n. `smem` bytes were allowed
+    // by the function attribute set when the module was loaded, and in and out are 16-byte
+    // aligned (checked above), as the cp.async copies and vector stores require. The TMA form
+    // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements;
+    // the kernel reads it only for full tiles, so a launch without one may pass an unused map)
+    // and the prefetch plan (the kernel prefetches only full tiles below n; a plan only changes
+    // which, never what is read into the tile, and its pacing only when a copy is issued),
+    // passed exactly for that form (checked above).
+    unsafe {
+        let mut b = s.launch_builder(f);
+        b.arg(&i)
+            .arg(&o)
+            .arg(&a.n)
+            .arg(&a.row)
+            .arg(&tiles32)
+            .arg(&st)
+            .arg(&aggs)
+            .arg(&incls)
+            .arg(&counter)
+            .arg(&epoch)
+            .arg(&excl)
+            .arg(&inits)
+            .arg(&a.init)
+            .arg(&has)
+            .arg(&totals);
+        let plan;
+        if let Some((map, p)) = tma {
+            plan = p;
+            b.arg(map).arg(&plan);
+        }
+        b.launch(config(tiles, shape.block, smem))
     }?;
     Ok(())
 }

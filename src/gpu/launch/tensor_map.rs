@@ -15,6 +15,13 @@ pub(crate) struct TensorMap(sys::CUtensorMap);
 unsafe impl DeviceRepr for TensorMap {}
 
 impl TensorMap {
+    /// A map no kernel reads: what a launch of the TMA form passes when it has no full tile
+    /// (its one, partial, tile is copied with `cp.async`), where an input shorter than 128
+    /// bytes has no rows to map.
+    pub(crate) fn unused() -> Self {
+        TensorMap(sys::CUtensorMap { opaque: [0; 16] })
+    }
+
     /// The map of the whole 128-byte rows of `input` (16-byte aligned), in boxes of
     /// `rows_per_box` rows. A last, partial row is not mapped: the kernel copies the partial
     /// last tile with `cp.async`.
