@@ -27,7 +27,10 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
 /// The C++ helpers for Rust's semantics (`templates/lib/rust_ops.cuh`).
-const RUST_OPS: &str = include_str!("../../templates/lib/rust_ops.cuh");
+/// The helper library every translated operator's prelude starts with (Rust's integer and float
+/// semantics as device functions). The cost estimate ([`crate::tuning::cost`]) weighs the calls
+/// of it that a combine makes, not the library itself.
+pub(crate) const RUST_OPS: &str = include_str!("../../templates/lib/rust_ops.cuh");
 
 /// Stands for the helpers' namespace until its name (a hash of the helpers) is known.
 const NAMESPACE: &str = "MS_FN_NAMESPACE";

@@ -4,7 +4,9 @@
 //!
 //! The estimate counts, in the combine bodies of the operator and of its nested operators
 //! (each nested operator as often as its `alias::combine(` appears) and in the helper code of
-//! the preludes, after comments, string literals and preprocessor lines are removed:
+//! the preludes (except the helper library every translated operator's prelude starts with, whose
+//! calls are weighed instead), after comments, string literals and preprocessor lines are
+//! removed:
 //!
 //! | what | weight |
 //! | --- | --- |
@@ -14,6 +16,7 @@
 //! | a single-precision one (`expf`, ...) | 24 |
 //! | `sqrt` / `sqrtf`, `cbrt`, `rsqrt` | 32 / 8 |
 //! | a fast intrinsic (`__expf`, `__dmul_rn`, `fmin`, `abs`, ...) | 1 |
+//! | a call of a translated operator's helper (`ms_rs_wadd`, `ms_rs_shl`, ...) | 2; `ms_rs_div` and `ms_rs_rem` as `/` and `%`; `ms_rs_wmul` as `*`, `ms_rs_wpow` 16 `*` |
 //! | a call of anything else (a helper of the prelude) | 8 |
 //!
 //! The weights are the order of magnitude of the instructions each expands to on the device:
@@ -106,7 +109,12 @@ const NOT_CALLS: [&str; 18] = [
 
 /// Adds `times` combines of `op` (and what they call) to `cost`.
 fn add(op: &CudaOp, cost: &mut CombineCost, times: u32) {
-    let code = strip(&format!("{}\n{}", op.prelude, op.combine));
+    // A translated operator's prelude starts with the helper library, most of which its
+    // combine never calls: the calls are weighed where they are made (`call_weight`).
+    let prelude = op
+        .prelude
+        .replace(crate::translate::RUST_OPS.trim_end(), "");
+    let code = strip(&format!("{prelude}\n{}", op.combine));
     let wide = [
         "long long",
         "ms_u64",
@@ -157,11 +165,22 @@ fn weigh(code: &str, wide: bool, double: bool) -> CombineCost {
             }
             let word = &code[start..i];
             let qualified = start >= 2 && &code[start - 2..start] == "::";
-            let called = code[i..].trim_start().starts_with('(');
+            // A call, possibly of a template (`ms_rs_rem<unsigned long long>(`), whose
+            // arguments are types, not comparisons: skipped.
+            let mut called = code[i..].trim_start().starts_with('(');
+            if let Some(len) = template_arguments(&code[i..]) {
+                called = true;
+                i += len;
+            }
             let declared = after_word.is_some_and(|w| !matches!(w, "return" | "else" | "case"));
             // `alias::combine(` is a nested operator's combine, which `add` counts.
             if called && !qualified && !declared {
-                cost.weight += call_weight(word, &mut cost.transcendentals);
+                if matches!(word, "ms_rs_div" | "ms_rs_rem") {
+                    cost.divisions += 1;
+                    cost.weight += division;
+                } else {
+                    cost.weight += call_weight(word, wide, &mut cost.transcendentals);
+                }
             }
             after_word = Some(word);
             continue;
@@ -210,8 +229,46 @@ fn weigh(code: &str, wide: bool, double: bool) -> CombineCost {
     cost
 }
 
-/// The weight of a call of `name` (transcendental calls are also counted).
-fn call_weight(name: &str, transcendentals: &mut u32) -> u32 {
+/// The length of `<...>` (balanced) at the start of `rest`, spaces included, where a `(`
+/// follows it: template arguments of a call.
+fn template_arguments(rest: &str) -> Option<usize> {
+    let skipped = rest.len() - rest.trim_start().len();
+    let bytes = rest.as_bytes();
+    if bytes.get(skipped) != Some(&b'<') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (k, &c) in bytes.iter().enumerate().skip(skipped) {
+        match c {
+            b'<' => depth += 1,
+            b'>' => {
+                depth -= 1;
+                if depth == 0 {
+                    let after = &rest[k + 1..];
+                    return after.trim_start().starts_with('(').then_some(k + 1);
+                }
+            }
+            // Type names only: anything else makes `<` a comparison.
+            c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b' ' | b',' | b':' | b'*') => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The weight of a call of `name` (transcendental calls are also counted); `wide` where 64-bit
+/// integers appear.
+fn call_weight(name: &str, wide: bool, transcendentals: &mut u32) -> u32 {
+    // The translator's helpers (`templates/lib/rust_ops.cuh`): wrapping and checked integer
+    // arithmetic, shifts, casts, a few instructions each; `ms_rs_wpow` a loop of products.
+    if let Some(helper) = name.strip_prefix("ms_rs_") {
+        let product = if wide { 4 } else { 1 };
+        return match helper {
+            "wmul" => product,
+            "wpow" => 16 * product,
+            _ => 2,
+        };
+    }
     if NOT_CALLS.contains(&name) || CHEAP_CALLS.contains(&name) || name.starts_with("__") {
         return if NOT_CALLS.contains(&name) { 0 } else { 1 };
     }
@@ -327,6 +384,28 @@ mod tests {
         let helper = op("return mix(a, b);")
             .prelude("__device__ double mix(double x, double y) { return x * y; }");
         assert_eq!(CombineCost::of(&helper).weight, 8 + 1);
+    }
+
+    #[test]
+    fn a_translated_combine_weighs_its_calls_not_the_helper_library() {
+        let translated = |body: &str| {
+            CudaOp::new::<u64>("t")
+                .prelude(crate::translate::RUST_OPS)
+                .identity("0ULL")
+                .combine_body(body)
+        };
+        let library = CombineCost::of(&translated("return a;"));
+        assert_eq!((library.weight, library.divisions), (0, 0), "{library:?}");
+        let add = CombineCost::of(&translated("return ms_rs_wadd<unsigned long long>(a, b);"));
+        assert!(
+            add.weight <= crate::tuning::policy::INLINE_MAX_WEIGHT,
+            "{add:?}"
+        );
+        let rem = CombineCost::of(&translated(
+            "return ms_rs_rem<unsigned long long>(ms_rs_wmul<unsigned long long>(a, b), 7ULL);",
+        ));
+        assert_eq!(rem.divisions, 1, "{rem:?}");
+        assert!(rem.weight >= 64, "{rem:?}");
     }
 
     #[test]
