@@ -104,6 +104,24 @@ fn declared<T: Element>() -> Vec<String> {
     names
 }
 
+/// A struct that a `macro_rules!` expansion writes derives as one written by hand.
+macro_rules! words {
+    ($name:ident: [$w:ty; $n:literal]) => {
+        #[derive(Element, Clone, Copy, Debug, PartialEq)]
+        #[repr(C)]
+        struct $name {
+            w: [$w; $n],
+        }
+    };
+}
+words!(Words3: [u16; 3]);
+
+#[test]
+fn a_macro_written_struct_derives() {
+    assert_eq!(size_of::<Words3>(), 6);
+    assert!(Words3::cuda_definition().contains("struct Words3 { unsigned short w[3]; };"));
+}
+
 #[test]
 fn names_follow_the_rust_names_and_type_arguments() {
     assert_eq!(Prims::cuda_name(), "Prims");

@@ -312,7 +312,10 @@ fn generate(input: &Input) -> TokenStream {
         let elem = &f.elem;
         let member = format!(" {}", f.cuda_name);
         let dims = &f.dims;
-        quote_spanned! {elem.span()=>
+        // Errors point at the field's type; the locals keep the derive's own hygiene, so that a
+        // struct written by a `macro_rules!` expansion derives too.
+        let span = proc_macro2::Span::call_site().located_at(elem.span());
+        quote_spanned! {span=>
             let __def = <#elem as ::monoscan::Element>::cuda_definition();
             if !__defs.contains(__def.as_str()) {
                 __defs.push_str(&__def);
