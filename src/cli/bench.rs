@@ -31,7 +31,8 @@ pub struct BenchArgs {
     /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32,
     /// reduce-i32, compact-i32, alloc-u32, lanes: batched and reverse scans; classes: every
     /// representative operator class of monoscan::bench::classes, or one by name, e.g.
-    /// mat2-u64, with its combine rate and roofline floors; the classes run only when named).
+    /// mat2-u64, with its combine rate and roofline floors; sizes: a cheap combine at element
+    /// sizes from 1 to 64 bytes, or one by name, e.g. bytes-12; these run only when named).
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
     /// Only these scan algorithms (comma-separated: kogge-stone, brent-kung, hierarchical,
@@ -408,8 +409,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         "alloc-u32",
         "lanes",
         "classes",
+        "sizes",
     ];
     known.extend(monoscan::bench::classes::NAMES);
+    known.extend(monoscan::bench::classes::SIZE_NAMES);
     if let Some(bad) = args.cases.iter().find(|c| !known.contains(&c.as_str())) {
         return Err(CliError::Usage(format!(
             "unknown case `{bad}` (known: {})",

@@ -21,14 +21,23 @@ pub(super) struct ClassRate {
     pub(super) rate: CombineRate,
 }
 
-/// Whether the arguments ask for class `name` (`--cases classes` asks for all).
+/// Whether the arguments ask for class `name` (`--cases classes` asks for the representative
+/// classes, `--cases sizes` for the element-size sweep).
 pub(super) fn wanted(args: &BenchArgs, name: &str) -> bool {
-    args.cases.iter().any(|c| c == "classes" || c == name)
+    args.cases.iter().any(|c| {
+        c == name
+            || (c == "classes" && classes::NAMES.contains(&name))
+            || (c == "sizes" && classes::SIZE_NAMES.contains(&name))
+    })
 }
 
 /// The classes the arguments ask for.
 pub(super) fn count(args: &BenchArgs) -> usize {
-    classes::NAMES.iter().filter(|n| wanted(args, n)).count()
+    classes::NAMES
+        .iter()
+        .chain(&classes::SIZE_NAMES)
+        .filter(|n| wanted(args, n))
+        .count()
 }
 
 /// Sizes for elements of `elem` bytes: the sweep's sizes from 2^14 up whose input stays below
@@ -118,7 +127,8 @@ impl Visit for Measure<'_, '_> {
 impl Ctx<'_> {
     /// Checks and measures every class the arguments ask for.
     pub(super) fn class_cases(&mut self) -> Result<(), CliError> {
-        classes::visit_all(&mut Measure { ctx: self })
+        classes::visit_all(&mut Measure { ctx: self })?;
+        classes::visit_sizes(&mut Measure { ctx: self })
     }
 }
 

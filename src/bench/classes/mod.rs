@@ -17,6 +17,10 @@
 //! | `affine-mod-u64` | [`AffineModP`] | 16 | x -> a*x + b mod a prime below 2^32, composed: 64-bit products and remainders; not commutative | snippet |
 //! | `hash-mod-u64` | [`PolyHash`] | 24 | polynomial hash of concatenated strings mod a prime below 2^32: 64-bit products and remainders; not commutative | translated |
 //!
+//! Besides these, one cheap combine at every element size from 1 to 64 bytes (`bytes-1` to
+//! `bytes-64`, [`visit_sizes`], `monoscan bench --cases sizes`): lane-wise affine maps in words
+//! of 1, 2 or 4 bytes, so that odd sizes keep an odd alignment.
+//!
 //! Each class ([`Class`]) has a name, a generator of pseudo-random inputs (deterministic for a
 //! seed; finite values for the float classes, residues for the modular ones, and for the
 //! products mod 2^64 factors that stay invertible, so that long products never collapse to
@@ -42,6 +46,7 @@
 mod cheap;
 mod float;
 mod modular;
+mod sizes;
 
 pub use cheap::{
     Affine3, Affine3U64, Lin32, LinearU32, Mat2U64, Mat64, Sum3U32, Sum3U64, Sum8U64, U32x3, U64x3,
@@ -49,6 +54,12 @@ pub use cheap::{
 };
 pub use float::{LogSumExp, Moments, MomentsTolerance, Welford};
 pub use modular::{AffineModP, Hashed, ModAffine, PolyHash};
+pub use sizes::{
+    visit_sizes, Bytes1, Bytes12, Bytes16, Bytes2, Bytes20, Bytes24, Bytes3, Bytes32, Bytes4,
+    Bytes40, Bytes48, Bytes5, Bytes6, Bytes64, Bytes7, Bytes8, Lanes1, Lanes12, Lanes16, Lanes2,
+    Lanes20, Lanes24, Lanes3, Lanes32, Lanes4, Lanes40, Lanes48, Lanes5, Lanes6, Lanes64, Lanes7,
+    Lanes8, SIZE_NAMES,
+};
 
 use crate::backend::Backend;
 use crate::cpu::seq;
