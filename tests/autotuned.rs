@@ -13,7 +13,7 @@ use monoscan::cache::{device_key, CacheConfig, KernelCache};
 use monoscan::tuning::autotune::{self, Record};
 use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::Tuning;
-use monoscan::{Gpu, Monoid};
+use monoscan::Gpu;
 use std::sync::Arc;
 
 struct EveryCandidate<'a> {

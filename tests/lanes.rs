@@ -1,5 +1,6 @@
 //! Batched scans (`monoscan::lanes`) on every backend: rows of many lengths (0, 1, warp and
-//! block boundaries, a million rows), one long row, every axis of 3-D tensors, strided views,
+//! block boundaries, a million rows), one long row, every axis of 3-D tensors, neighbouring
+//! columns scanned down (2 to 32 of them, which the GPU scans as rows of vectors), strided views,
 //! exclusive scans from one or per-lane initial values, reverse scans, CSR rows, fused input
 //! maps. Each result is compared with the definitions folded directly here (exactly: the
 //! operators are exact, two of them not commutative). On sm_80 and newer the GPU scans these
@@ -115,6 +116,11 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
             out.push((Lanes::axis(&shape, axis).unwrap(), shape.iter().product()));
         }
     }
+    // A few neighbouring columns scanned down (2 to 16 of them; on the GPU one 1-D scan of
+    // rows as vectors where a row fits 128 bytes), over one and over many tiles.
+    for shape in [[37usize, 2], [5, 4], [1000, 8], [300, 16], [20_000, 4]] {
+        out.push((Lanes::axis(&shape, 0).unwrap(), shape.iter().product()));
+    }
     // The rows of a transposed 6 x 9 matrix (column-major storage).
     out.push((Lanes::strided(&[9, 6], &[1, 9], 1).unwrap(), 54));
     // Every other column of a 10 x 8 matrix, scanned down: 4 lanes of stride 8.
@@ -209,6 +215,7 @@ fn gpu_large_layouts_agree_with_the_cpu() {
         Lanes::rows(1, 10_000_019),
         Lanes::rows(64, 152_064),
         Lanes::axis(&[524_288, 32], 0).unwrap(),
+        Lanes::axis(&[4_194_305, 2], 0).unwrap(),
     ] {
         let xs: Vec<i32> = (0..lanes.span())
             .map(|_| rng.below(2001) as i32 - 1000)

@@ -1,17 +1,22 @@
 //! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by a row
 //! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
-//! its position): the staged one where it applies, else the register one; any other layout is
-//! gathered into contiguous rows, scanned, and scattered back.
+//! its position): the staged one where it applies, else the register one; a few neighbouring
+//! columns scanned along the outer axis are one 1-D scan of vectors under the lane-wise
+//! operator; any other layout is gathered into contiguous rows, scanned, and scattered back.
 
 use super::kernels::OpKernels;
 use super::launch::{self, DevSlice, RowScan, TensorMap};
+use super::scan::{self, Mode};
 use crate::codegen::{Entry, KernelSet};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::lanes::{Inits, LaneScan, Lanes};
 use crate::monoid::Monoid;
+use crate::ops::lanewise::{Lanes as VecLanes, Lanewise};
 use crate::ops::{Flagged, Reversed, Segmented};
+use crate::tuning::policy::STAGED_MAX_ELEM;
 use crate::tuning::{PrefetchPlan, Purpose, TileShape};
+use crate::Algorithm;
 use cudarc::driver::CudaSlice;
 
 /// Scans the lanes of `inp` (of `In`: the operator's elements, or its map's input type) into
@@ -66,6 +71,9 @@ pub(super) fn scan<M: Monoid, In: Element>(
         let n = lanes.elements() as u64;
         return rows(k, inp, out, n, lanes.len as u64, how, inits, totals);
     }
+    if columns(k, inp, out, lanes, how, totals)? {
+        return Ok(());
+    }
     // Any other layout: through contiguous rows.
     let n = lanes.elements();
     let copies = k.kernels(KernelSet::LanesCopy)?;
@@ -79,6 +87,75 @@ pub(super) fn scan<M: Monoid, In: Element>(
     rows(k, g, r, n as u64, lanes.len as u64, how, inits, totals)?;
     // SAFETY: as above; scatters copy the operator's elements.
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
+}
+
+/// Lanes that are neighbouring columns (one group of `inner` lanes, element `k` of lane `j` at
+/// `k * inner + j`: a row-major `(len x inner)` tensor scanned along its first axis), for 2, 4,
+/// 8, 16 or 32 columns whose row fits the staged scan's largest element (128 bytes), scanned
+/// forwards without an input map: one 1-D scan of rows, each row a vector of the lanes' values
+/// under the lane-wise operator ([`crate::ops::lanewise`]), which reads and writes every row
+/// whole and needs no transposition. `false` where this does not apply.
+fn columns<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    lanes: &Lanes,
+    how: &LaneScan<M::Elem>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<bool> {
+    let row_bytes = lanes.inner.saturating_mul(std::mem::size_of::<M::Elem>());
+    if k.mapped
+        || how.reverse
+        || lanes.outer != 1
+        || lanes.inner_stride != 1
+        || lanes.stride != lanes.inner
+        || row_bytes > STAGED_MAX_ELEM
+    {
+        return Ok(false);
+    }
+    let Some(inp) = inp.retype::<M::Elem>() else {
+        return Ok(false);
+    };
+    let n = lanes.elements() as u64;
+    let (Some(inp), Some(out)) = (inp.prefix(n), out.prefix(n)) else {
+        return Ok(false);
+    };
+    match lanes.inner {
+        2 => columns_of::<M, 2>(k, inp, out, how, totals),
+        4 => columns_of::<M, 4>(k, inp, out, how, totals),
+        8 => columns_of::<M, 8>(k, inp, out, how, totals),
+        16 => columns_of::<M, 16>(k, inp, out, how, totals),
+        32 => columns_of::<M, 32>(k, inp, out, how, totals),
+        _ => Ok(false),
+    }
+}
+
+fn columns_of<M: Monoid, const C: usize>(
+    k: &OpKernels<M>,
+    inp: DevSlice<M::Elem>,
+    out: DevSlice<M::Elem>,
+    how: &LaneScan<M::Elem>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<bool> {
+    let (Some(inp), Some(out)) = (inp.vectors::<C>(), out.vectors::<C>()) else {
+        return Ok(false);
+    };
+    let totals = match totals {
+        Some(t) => match t.vectors::<C>() {
+            Some(t) => Some(t),
+            None => return Ok(false),
+        },
+        None => None,
+    };
+    let mode = match &how.init {
+        None => Mode::Inclusive,
+        Some(Inits::Same(v)) => Mode::Exclusive(VecLanes([*v; C])),
+        Some(Inits::Each(v)) => Mode::Exclusive(VecLanes(std::array::from_fn(|j| v[j]))),
+    };
+    let m = Lanewise::<M, C>(k.m);
+    let vk = OpKernels::new(k.gpu, &m);
+    scan::scan(&vk, Algorithm::Auto, inp, out, mode, totals)?;
+    Ok(true)
 }
 
 /// `rows` contiguous rows of `row` elements (`n` in all): a row kernel (the staged one where it

@@ -15,6 +15,7 @@
 mod affine;
 mod arg;
 mod bitwise;
+pub(crate) mod lanewise;
 mod matrix;
 mod minmax;
 mod numeric;

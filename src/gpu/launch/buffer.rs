@@ -1,6 +1,7 @@
 //! Typed device memory as the launchers take it: [`DevSlice`], `len` elements of `T` at a
 //! device address, made only from memory that cudarc or the scratch allocator hands out.
 
+use crate::ops::lanewise::Lanes;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use std::any::TypeId;
 use std::marker::PhantomData;
@@ -63,6 +64,16 @@ impl<T> DevSlice<T> {
         (TypeId::of::<T>() == TypeId::of::<U>()).then_some(DevSlice {
             addr: self.addr,
             len: self.len,
+            _t: PhantomData,
+        })
+    }
+
+    /// The same memory as vectors of `C` elements (`Lanes<T, C>`, `len / C` of them), when
+    /// `C` divides the length.
+    pub(crate) fn vectors<const C: usize>(self) -> Option<DevSlice<Lanes<T, C>>> {
+        (C > 0 && self.len % C as u64 == 0).then_some(DevSlice {
+            addr: self.addr,
+            len: self.len / C as u64,
             _t: PhantomData,
         })
     }
