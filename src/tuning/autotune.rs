@@ -28,7 +28,7 @@ pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
 /// The staged-scan shapes timed for `size`-byte elements with a combine of `cost` on a device
 /// with `limits`: the policy's shape first, then variants of it: fewer threads per tile (more,
 /// smaller tiles: a shorter life per tile), the residency bound lifted or imposed (registers
-/// against resident blocks), the other layout where both apply (32-byte and larger
+/// against resident blocks; two blocks per SM as a middle ground), the other layout where both apply (32-byte and larger
 /// power-of-two sizes), and, for expensive combines, 1, 2 and 4 chains. At most
 /// [`MAX_CANDIDATES`], each one the policy accepts, none twice.
 pub fn candidates(
@@ -78,6 +78,16 @@ pub fn candidates(
             min_blocks: other,
             ..base
         }));
+        // Between the two: two blocks per SM, which leaves a thread of a large element
+        // (64 bytes and more: about 96 registers unbounded, one 352-thread block per SM)
+        // nearly all it uses while doubling the tiles in flight; then one block fewer than
+        // shared memory allows.
+        if full > 2 && base.min_blocks < 2 {
+            push(Some(TileShape {
+                min_blocks: 2,
+                ..base
+            }));
+        }
         if full > 2 && base.min_blocks < full {
             push(Some(TileShape {
                 min_blocks: full - 1,
