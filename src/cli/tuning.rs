@@ -46,6 +46,9 @@ pub struct TuningArgs {
     /// operator's first large scan (or using a stored choice).
     #[arg(long)]
     pub no_autotune: bool,
+    /// Reduce every operator with the register-tile reduce, never the staged reduce.
+    #[arg(long)]
+    pub no_staged_reduce: bool,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
@@ -84,6 +87,7 @@ impl TuningArgs {
             combine: self.combine,
             chains: self.chains,
             autotune: !self.no_autotune,
+            staged_reduce: !self.no_staged_reduce,
         };
         tuning
             .validate()

@@ -174,6 +174,10 @@ pub struct Tuning {
     /// its first large scan on a device, and the fastest kept beside the kernel cache
     /// ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
     pub autotune: bool,
+    /// Whether reductions that the staged reduce suits ([`policy::reduce_staged`]: element
+    /// sizes other than 1, 2, 4, 8 and 16 bytes, expensive combines) run it on sm_80 and newer;
+    /// off, they run the register-tile reduce.
+    pub staged_reduce: bool,
 }
 
 impl Tuning {
@@ -252,6 +256,7 @@ impl Default for Tuning {
             combine: None,
             chains: None,
             autotune: true,
+            staged_reduce: true,
         }
     }
 }
@@ -266,7 +271,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}, chains {}, autotune {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -278,7 +283,8 @@ impl fmt::Display for Tuning {
             self.combine.map_or("auto (by cost)", CombineForm::name),
             self.chains
                 .map_or("auto (by cost)".to_string(), |c| c.to_string()),
-            if self.autotune { "on" } else { "off" }
+            if self.autotune { "on" } else { "off" },
+            if self.staged_reduce { "on" } else { "off" }
         )
     }
 }

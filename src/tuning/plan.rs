@@ -205,6 +205,7 @@ impl Plan {
             _ => {
                 let staged = self.shape(Purpose::StagedReduce)?;
                 if staged.staged
+                    && self.tuning.staged_reduce
                     && policy::reduce_staged(self.elem_size, &self.cost)
                     && self.in_size.is_none_or(|size| size == self.elem_size)
                 {
