@@ -87,11 +87,9 @@ impl<W: Word, const N: usize> Monoid for Lanes<W, N> {
         Words(w)
     }
     fn combine(&self, a: &Self::Elem, b: &Self::Elem) -> Self::Elem {
-        let mut w = [W::default(); N];
-        w[0] = W::mul_add(a.0[0], b.0[0], W::default());
-        for k in 1..N {
-            w[k] = W::mul_add(a.0[k], b.0[0], b.0[k]);
-        }
+        let slope = b.0[0];
+        let mut w: [W; N] = std::array::from_fn(|k| W::mul_add(a.0[k], slope, b.0[k]));
+        w[0] = W::mul_add(a.0[0], slope, W::default());
         Words(w)
     }
     fn cuda(&self) -> CudaOp {

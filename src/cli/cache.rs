@@ -20,7 +20,7 @@ pub enum CacheCommand {
     Dir,
     /// Compile built-in operators for some architectures into the cache, without a GPU (for
     /// deployment images and CI): later processes then compile nothing.
-    Warm(WarmArgs),
+    Warm(Box<WarmArgs>),
 }
 
 /// Arguments of `monoscan cache warm`.

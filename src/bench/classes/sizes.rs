@@ -60,11 +60,8 @@ word!(u8 => "unsigned char", u16 => "unsigned short", u32 => "unsigned int");
 
 /// `f` then `g`, lane by lane.
 fn compose<W: Word, const N: usize>(f: &[W; N], g: &[W; N]) -> [W; N] {
-    let mut out = *g;
+    let mut out: [W; N] = std::array::from_fn(|k| f[k].mul_add(g[0], g[k]));
     out[0] = f[0].mul(g[0]);
-    for k in 1..N {
-        out[k] = f[k].mul_add(g[0], g[k]);
-    }
     out
 }
 
