@@ -131,7 +131,11 @@ fn every_class_warms_for_every_family_then_loads_from_disk() {
         .iter()
         .filter(|(_, _, s)| matches!(s, KernelSet::StagedScan(_)))
         .count();
-    assert_eq!(staged, ops.len(), "the staged scan: once per class, on sm_90");
+    assert_eq!(
+        staged,
+        ops.len(),
+        "the staged scan: once per class, on sm_90"
+    );
     assert_eq!(report.count(Origin::Compiled), report.modules.len());
     for m in &report.modules {
         let outlined = m.spec.combine == CombineForm::Outlined;
