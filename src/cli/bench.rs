@@ -306,58 +306,6 @@ impl Ctx<'_> {
     }
 }
 
-/// End-to-end wall time of one small scan (launch + synchronize), beside the same for a
-/// kernel that does nothing (the platform's floor): medians of 500. Then the host's share:
-/// how long a scan call (2^10 and 2^20 elements) and a device-to-device copy take to return.
-fn latency(gpu: &Gpu) -> Result<String, CliError> {
-    let m = Sum::<i32>::new();
-    let xs: Vec<i32> = (0..1024).collect();
-    let s = gpu.stream();
-    let input = s.clone_htod(&xs)?;
-    let mut out = s.clone_htod(&xs)?;
-    let empty = s.clone_htod(&xs[..0])?;
-    let mut total = s.clone_htod(&[0i32])?;
-    let scanner = gpu.scanner(&m);
-    scanner.prepare()?;
-    // Median microseconds of 500 calls after 50 untimed ones, each call followed by a
-    // synchronize: timed with it (`with_sync`: the end-to-end latency) or without it (the
-    // host's share: how long the call takes to return, as it only enqueues, on an idle GPU).
-    let median_us =
-        |f: &mut dyn FnMut() -> monoscan::Result<()>, with_sync: bool| -> Result<f64, CliError> {
-            let mut ts = Vec::with_capacity(500);
-            for i in 0..550 {
-                let t = std::time::Instant::now();
-                f()?;
-                let returned = t.elapsed();
-                gpu.synchronize()?;
-                let us = if with_sync { t.elapsed() } else { returned }.as_secs_f64() * 1e6;
-                if i >= 50 {
-                    ts.push(us);
-                }
-            }
-            ts.sort_by(f64::total_cmp);
-            Ok(ts[ts.len() / 2])
-        };
-    let scan = median_us(&mut || scanner.inclusive(&input, &mut out), true)?;
-    let nothing = median_us(&mut || scanner.reduce(&empty, &mut total), true)?;
-    let big: Vec<i32> = (0..1 << 20).collect();
-    let big_in = s.clone_htod(&big)?;
-    let mut big_out = s.clone_htod(&big)?;
-    let host_small = median_us(&mut || scanner.inclusive(&input, &mut out), false)?;
-    let host_big = median_us(&mut || scanner.inclusive(&big_in, &mut big_out), false)?;
-    let host_copy = median_us(
-        &mut || {
-            s.memcpy_dtod(&big_in, &mut big_out)?;
-            Ok(())
-        },
-        false,
-    )?;
-    Ok(format!(
-        "latency: inclusive scan of 2^10 i32 (one launch), launch + synchronize: median {scan:.1} us; a launch of a kernel that writes one element: {nothing:.1} us\n\
-         host time to enqueue (the call's return, no synchronize; median of 500): scan of 2^10 i32 {host_small:.2} us, of 2^20 {host_big:.2} us; a device-to-device copy of 4 MiB {host_copy:.2} us\n"
-    ))
-}
-
 /// The log2 sizes swept for elements of `elem` bytes: `--min-log2..=--max-log2` by `--step`,
 /// with elements of 16 bytes or more capped at 1 GiB per buffer (2^26 for 16 bytes).
 pub(super) fn log2_sizes(args: &BenchArgs, elem: usize) -> Vec<u32> {
@@ -514,7 +462,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         );
     }
     text += &super::bench_classes::roofline(&ctx.rates, &ctx.rows);
-    text += &latency(&gpu)?;
+    text += &super::bench_latency::latency(&gpu)?;
     write_stdout(&text)?;
     if let Some(path) = &args.csv {
         let mut csv = String::from(

@@ -7,6 +7,7 @@
 pub mod bench;
 mod bench_classes;
 mod bench_lanes;
+mod bench_latency;
 pub mod cache;
 pub mod check;
 pub mod dispatch;

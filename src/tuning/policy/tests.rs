@@ -1,0 +1,356 @@
+use super::*;
+
+fn hopper() -> DeviceLimits {
+    DeviceLimits::for_arch(90)
+}
+
+fn shape(size: usize, cc: u32, purpose: Purpose) -> Result<TileShape> {
+    tile_shape(
+        size,
+        &DeviceLimits::for_arch(cc),
+        &Tuning::default(),
+        purpose,
+    )
+}
+
+#[test]
+fn shapes_fit_shared_memory() {
+    for purpose in [Purpose::SinglePass, Purpose::Tiles, Purpose::OneTile] {
+        for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+            let s = shape(size, 90, purpose).unwrap();
+            assert!(s.smem_bytes(size) <= 48 * 1024, "size {size}: {s:?}");
+            assert_eq!(s.layout, StateLayout::for_size(size));
+        }
+        assert!(shape(10_000, 90, purpose).is_err());
+    }
+}
+
+#[test]
+fn one_tile_shapes_are_small_and_never_larger_than_single_pass_tiles() {
+    let one = shape(4, 90, Purpose::OneTile).unwrap();
+    assert_eq!((one.block, one.items, one.tile()), (256, 4, 1024));
+    for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700] {
+        let one = shape(size, 90, Purpose::OneTile).unwrap();
+        let sp = shape(size, 90, Purpose::SinglePass).unwrap();
+        assert!(
+            one.tile() * size as u64 <= 4096 || one.block == 32,
+            "size {size}: {one:?}"
+        );
+        assert!(one.tile() <= sp.tile(), "size {size}: {one:?} vs {sp:?}");
+    }
+}
+
+#[test]
+fn the_tuning_overrides_the_policy_and_is_checked_against_the_device() {
+    let t = Tuning {
+        tile: Some(ShapeChoice::new(128, 4).with_lookback(3)),
+        one_tile: Some(ShapeChoice::new(64, 2)),
+        staged: Some(ShapeChoice::new(256, 32)),
+        ..Tuning::default()
+    };
+    let s = tile_shape(4, &hopper(), &t, Purpose::SinglePass).unwrap();
+    assert_eq!((s.block, s.items, s.lookback), (128, 4, 3));
+    let s = tile_shape(4, &hopper(), &t, Purpose::OneTile).unwrap();
+    assert_eq!((s.block, s.items), (64, 2));
+    let s = tile_shape(4, &hopper(), &t, Purpose::Staged).unwrap();
+    assert_eq!((s.block, s.items, s.staged, s.tma), (256, 32, true, true));
+    // A staged tile larger than the device allows a block: an error, not a launch failure.
+    let huge = Tuning {
+        staged: Some(ShapeChoice::new(1024, 64)),
+        ..Tuning::default()
+    };
+    assert!(tile_shape(4, &hopper(), &huge, Purpose::Staged).is_err());
+    let big = Tuning {
+        tile: Some(ShapeChoice::new(1024, 64)),
+        ..Tuning::default()
+    };
+    assert!(tile_shape(4, &hopper(), &big, Purpose::Tiles).is_err());
+}
+
+#[test]
+fn select_shapes_fit_and_keep_a_bit_per_item() {
+    for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700, 1400] {
+        let s = select_shape(size, &hopper()).unwrap();
+        assert!(s.items <= 16 && s.block >= 32, "size {size}: {s:?}");
+        assert!((s.block as usize / 32) * 33 * s.items as usize * size + 64 <= 48 * 1024);
+        assert_eq!(s.layout, StateLayout::Packed64);
+    }
+    assert_eq!(select_shape(4, &hopper()).unwrap().tile(), 4096);
+    assert!(select_shape(2000, &hopper()).is_err());
+}
+
+#[test]
+fn staged_select_shapes_are_whole_chunks_per_thread() {
+    let t = Tuning::default();
+    for size in [1, 2, 4, 8, 16] {
+        let s = select_staged_shape(size, &hopper(), &t).unwrap().unwrap();
+        assert!(
+            s.staged && s.items <= 32 && s.block == 128,
+            "size {size}: {s:?}"
+        );
+        let bytes = s.tile_bytes(size);
+        assert!(
+            bytes <= 16 * 1024 && bytes % (16 * 128) == 0,
+            "size {size}: {bytes}"
+        );
+        assert!(s.tma, "size {size}: {s:?}");
+        let ampere = DeviceLimits::for_arch(80);
+        assert!(!select_staged_shape(size, &ampere, &t).unwrap().unwrap().tma);
+    }
+    assert_eq!(
+        select_staged_shape(4, &hopper(), &t)
+            .unwrap()
+            .unwrap()
+            .tile(),
+        4096
+    );
+    let turing = DeviceLimits::for_arch(75);
+    assert!(select_staged_shape(4, &turing, &t).unwrap().is_none());
+    assert!(select_staged_shape(12, &hopper(), &t).unwrap().is_none());
+    assert!(select_staged_shape(32, &hopper(), &t).unwrap().is_none());
+    for bad in ["33x32", "128x33", "128x1", "1024x32"] {
+        let t = Tuning {
+            select: Some(bad.parse().unwrap()),
+            ..Tuning::default()
+        };
+        assert!(select_staged_shape(4, &hopper(), &t).is_err(), "{bad}");
+    }
+    let t = Tuning {
+        select: Some(ShapeChoice::new(256, 16)),
+        ..Tuning::default()
+    };
+    let s = select_staged_shape(4, &hopper(), &t).unwrap().unwrap();
+    assert_eq!((s.block, s.items, s.tile()), (256, 16, 4096));
+}
+
+#[test]
+fn tma_loads_staged_tiles_of_128_byte_runs_on_sm90() {
+    for size in [1, 2, 4, 8, 16] {
+        let s = shape(size, 90, Purpose::Staged).unwrap();
+        assert!(s.staged && s.tma, "size {size}: {s:?}");
+        assert_eq!(s.items as usize * size, 128);
+        let state = s.tma_state_bytes(size);
+        assert_eq!(s.staged_smem_bytes(size), s.tile() as usize * size + state);
+        assert!(state % 16 == 0 && state >= (s.block as usize / 32 + 1) * size + 4 + 8);
+        let older = shape(size, 80, Purpose::Staged).unwrap();
+        assert!(older.staged && !older.tma, "size {size}: {older:?}");
+        assert_eq!(older.staged_smem_bytes(size), older.tile() as usize * size);
+        assert_eq!(older.min_blocks, 0);
+    }
+    // An H100's or H200's 228 KiB (1 KiB reserved per block) hold 5 of the TMA form's
+    // 44 KiB tiles with their state (two boxes of 176 rows each), 13 of the cp.async
+    // form's 16 KiB i32 tiles, and 6 of its 32 KiB tiles of 16-byte elements.
+    for size in [1, 2, 4, 8, 16] {
+        let s = shape(size, 90, Purpose::Staged).unwrap();
+        assert_eq!((s.block, s.min_blocks), (352, 5), "{size}");
+        assert_eq!((s.tma_boxes(), s.tma_rows()), (2, 176), "{size}");
+    }
+    let older = shape(4, 80, Purpose::Staged).unwrap();
+    let h100 = hopper();
+    assert_eq!(older.block, 128);
+    assert_eq!(
+        h100.blocks_per_sm(older.block, older.staged_smem_bytes(4)),
+        13
+    );
+    let affine = shape(16, 80, Purpose::Staged).unwrap();
+    assert_eq!(affine.block, 256);
+    assert_eq!(
+        h100.blocks_per_sm(affine.block, affine.staged_smem_bytes(16)),
+        6
+    );
+    // Sizes that do not divide a 128-byte row keep their natural order and use the bulk
+    // (non-tensor) copy on sm_90.
+    let odd = shape(12, 90, Purpose::Staged).unwrap();
+    assert!(odd.linear && odd.tma, "{odd:?}");
+    assert!(!shape(4, 90, Purpose::SinglePass).unwrap().tma);
+    let s = shape(4, 90, Purpose::Staged).unwrap();
+    assert_ne!(s.name(), TileShape { tma: false, ..s }.name());
+    // Tensor copies off: the cp.async form's shape on sm_90 too.
+    let off = Tuning {
+        tma: false,
+        ..Tuning::default()
+    };
+    let s = tile_shape(4, &h100, &off, Purpose::Staged).unwrap();
+    assert!(s.staged && !s.tma && s.block == 128, "{s:?}");
+}
+
+/// The register cap `__launch_bounds__(threads, blocks)` gives a thread on sm_90: 16,384
+/// registers per quarter of the SM, warps spread over the quarters, 8 registers at a time.
+fn register_cap(threads: u32, blocks: u32) -> u32 {
+    let per_quarter = (blocks * threads.div_ceil(32)).div_ceil(4);
+    16_384 / (32 * per_quarter) / 8 * 8
+}
+
+#[test]
+fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
+    // The caps ptxas applied: 32 for 5 x 352 and 5 x 320, 40 for 4 x 352 and 4 x 384,
+    // 48 for 4 x 320, 56 for 3 x 352.
+    for (threads, blocks, cap) in [
+        (352, 5, 32),
+        (320, 5, 32),
+        (352, 4, 40),
+        (384, 4, 40),
+        (320, 4, 48),
+        (352, 3, 56),
+    ] {
+        assert_eq!(register_cap(threads, blocks), cap, "{threads} x {blocks}");
+    }
+    let t = Tuning::default();
+    for (value, lifted, block, blocks) in [
+        (1, 8, 352, 5),
+        (2, 8, 352, 5),
+        (4, 8, 352, 5),
+        (8, 12, 384, 4),
+        (8, 16, 384, 4),
+        (16, 20, 320, 4),
+        (16, 24, 320, 4),
+        (16, 32, 320, 4),
+    ] {
+        let s = row_staged_shape(value, lifted, &hopper(), &t)
+            .unwrap()
+            .unwrap();
+        assert!(s.staged && s.tma, "{value}/{lifted}: {s:?}");
+        assert_eq!((s.block, s.min_blocks), (block, blocks), "{value}/{lifted}");
+        assert_eq!(s.items as usize * value, 128);
+        assert!(s.tma_fits(value));
+        assert_eq!(s.layout, StateLayout::for_size(lifted));
+        let smem = s.row_staged_smem_bytes(value, lifted);
+        assert!(hopper().blocks_per_sm(s.block, smem) >= s.min_blocks);
+        let (registers, _) = row_staged_registers(lifted);
+        assert!(
+            register_cap(s.block, s.min_blocks) >= registers,
+            "{value}/{lifted}"
+        );
+        // The block state holds lifted warp sums and prefix, a tile number, an mbarrier.
+        let state = s.tma_state_bytes(lifted);
+        assert!(
+            state >= (s.block as usize / 32 + 1) * lifted + 4 + 8,
+            "{value}/{lifted}"
+        );
+        // sm_80: cp.async, a tile of values only.
+        let a = row_staged_shape(value, lifted, &DeviceLimits::for_arch(80), &t)
+            .unwrap()
+            .unwrap();
+        assert!(a.staged && !a.tma && a.min_blocks == 0);
+        assert_eq!(a.row_staged_smem_bytes(value, lifted), a.tile_bytes(value));
+    }
+    assert!(row_staged_shape(12, 16, &hopper(), &t).unwrap().is_none());
+    assert!(row_staged_shape(4, 8, &DeviceLimits::for_arch(75), &t)
+        .unwrap()
+        .is_none());
+    // A tuning's shape is taken as it is.
+    let own = Tuning {
+        staged: Some(ShapeChoice::new(352, 16)),
+        ..Tuning::default()
+    };
+    let s = row_staged_shape(8, 16, &hopper(), &own).unwrap().unwrap();
+    assert_eq!((s.block, s.items, s.min_blocks), (352, 16, 5));
+}
+
+#[test]
+fn every_element_size_up_to_128_bytes_is_staged() {
+    for size in 1..=STAGED_MAX_ELEM {
+        for cc in [80, 90] {
+            let s = shape(size, cc, Purpose::Staged).unwrap();
+            assert!(s.staged, "{size} bytes, sm_{cc}: {s:?}");
+            assert_eq!(s.tile_bytes(size) % 16, 0, "{size} bytes: {s:?}");
+            let limits = DeviceLimits::for_arch(cc);
+            assert!(s.staged_smem_bytes(size) <= limits.shared_per_block_optin as usize);
+            assert_eq!(
+                s.linear,
+                !size.is_power_of_two(),
+                "{size} bytes, sm_{cc}: {s:?}"
+            );
+            // The TMA on sm_90 only: tensor copies for the swizzled layout, a bulk copy
+            // for the linear one.
+            assert_eq!(s.tma, cc >= 90, "{size} bytes, sm_{cc}: {s:?}");
+            if s.linear {
+                // Runs of about 128 bytes, an odd number of units apart where one exists.
+                let run = s.items as usize * size;
+                assert!((64..=256).contains(&run) || s.items == 1, "{size}: {s:?}");
+                let units = run / TileShape::unit(size);
+                assert!(units % 2 == 1 || size % 32 == 0, "{size}: {s:?}");
+                assert!(s.tile_bytes(size) <= 44 * 1024, "{size}: {s:?}");
+            }
+        }
+    }
+    assert!(
+        !shape(STAGED_MAX_ELEM + 1, 90, Purpose::Staged)
+            .unwrap()
+            .staged
+    );
+    assert!(!shape(12, 75, Purpose::Staged).unwrap().staged);
+}
+
+#[test]
+fn linear_runs_and_residency() {
+    let h100 = hopper();
+    for (size, items, block) in [(12, 11, 320), (24, 5, 352), (48, 3, 288), (3, 43, 320)] {
+        let s = shape(size, 90, Purpose::Staged).unwrap();
+        assert_eq!((s.items, s.block), (items, block), "{size} bytes: {s:?}");
+    }
+    // Elements up to 16 bytes: residency bounded by shared memory (five blocks); larger
+    // ones leave registers to the compiler.
+    let s = shape(12, 90, Purpose::Staged).unwrap();
+    assert_eq!(
+        s.min_blocks,
+        h100.blocks_per_sm(s.block, s.staged_smem_bytes(12))
+    );
+    assert_eq!(s.min_blocks, 5);
+    for size in [24, 32, 64, 128] {
+        assert_eq!(
+            shape(size, 90, Purpose::Staged).unwrap().min_blocks,
+            1,
+            "{size}"
+        );
+    }
+    for size in [32, 64, 128] {
+        let s = shape(size, 90, Purpose::Staged).unwrap();
+        assert!(s.tma && !s.linear && s.tma_fits(size), "{size}: {s:?}");
+        assert_eq!((s.block, s.items as usize * size), (352, 128));
+    }
+}
+
+#[test]
+fn expensive_combines_fold_in_two_chains() {
+    let t = Tuning::default();
+    let cheap = CombineCost {
+        weight: 1,
+        ..CombineCost::default()
+    };
+    let dear = CombineCost {
+        weight: 200,
+        ..CombineCost::default()
+    };
+    let s8 = shape(8, 90, Purpose::Staged).unwrap();
+    assert_eq!(chains(&cheap, &t, &s8, 8), 1);
+    assert_eq!(chains(&dear, &t, &s8, 8), 2);
+    let four = Tuning {
+        chains: Some(4),
+        ..Tuning::default()
+    };
+    assert_eq!(chains(&cheap, &four, &s8, 8), 4);
+    // 2 items of 64 bytes split into two chains; a 3-item linear run does not.
+    let s64 = shape(64, 90, Purpose::Staged).unwrap();
+    assert_eq!(chains(&dear, &t, &s64, 64), 2);
+    assert_eq!(chains(&dear, &four, &s64, 64), 1);
+    let s48 = shape(48, 90, Purpose::Staged).unwrap();
+    assert_eq!(chains(&dear, &t, &s48, 48), 1);
+    // Chains of whole 16-byte chunks: 128 one-byte items make 8 chains of one chunk each.
+    let s1 = shape(1, 80, Purpose::Staged).unwrap();
+    assert_eq!(s1.items, 128);
+    let eight = Tuning {
+        chains: Some(8),
+        ..Tuning::default()
+    };
+    assert_eq!(chains(&dear, &eight, &s1, 1), 8);
+}
+
+#[test]
+fn textbook_blocks() {
+    assert_eq!(textbook_block(4, &hopper()).unwrap(), 1024);
+    assert_eq!(textbook_block(16, &hopper()).unwrap(), 1024);
+    assert_eq!(textbook_block(32, &hopper()).unwrap(), 512);
+    assert!(textbook_block(1000, &hopper()).is_err());
+    assert!(textbook_block(usize::MAX, &hopper()).is_err());
+}
