@@ -198,7 +198,7 @@ pub fn read_entry(path: &Path) -> Result<Entry, String> {
 /// file. Links, FIFOs, devices, sockets and folders are refused without being opened, the file
 /// is opened without following links and without blocking, and it must still be the same
 /// regular file once open.
-fn read_bounded(path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
+pub(super) fn read_bounded(path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -333,7 +333,7 @@ fn decode(bytes: &[u8]) -> Result<(Vec<u8>, Entry), String> {
 /// at `path` is removed first (a rename cannot replace one); so is a non-folder where the
 /// entry's shard folder should be. Links, FIFOs and other files at `path` are replaced by the
 /// rename itself, never followed.
-fn write_atomically(root: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_atomically(root: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().expect("entry paths have a parent");
     if let Err(e) = std::fs::create_dir_all(dir) {
         let blocked = dir.starts_with(root)

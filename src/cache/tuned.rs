@@ -2,9 +2,12 @@
 //! ([`crate::tuning::autotune::Record`]), in memory for the process and on disk under
 //! `<cache dir>/tuned-v1/<device>/<operator digest>.txt`, so that an operator is tuned once per
 //! device. `monoscan cache list` shows the records and `monoscan cache clear` removes them with
-//! the kernels. A record that cannot be read, or names a shape this device cannot run, is
-//! ignored (the operator is tuned again); a failed write is a warning, never an error.
+//! the kernels. Records are read and written as kernel entries are (bounded reads of regular
+//! files only, writes through a temporary file and a rename). A record that cannot be read, or
+//! names a shape this device cannot run, is ignored (the operator is tuned again); a failed
+//! write is a warning, never an error.
 
+use super::disk::{read_bounded, write_atomically};
 use crate::monoid::CudaOp;
 use crate::tuning::autotune::Record;
 use crate::tuning::DeviceLimits;
@@ -15,6 +18,9 @@ use std::sync::Mutex;
 
 /// The folder of the records under the cache folder.
 const FOLDER: &str = "tuned-v1";
+
+/// The largest record read: a shape line and a few timings take a few hundred bytes.
+const MAX_RECORD_BYTES: u64 = 64 * 1024;
 
 /// The records of one cache: in memory, and on disk where the cache has a folder.
 #[derive(Debug, Default)]
@@ -67,8 +73,8 @@ impl TunedStore {
         if let Some(r) = self.lock().get(&key) {
             return Some(r.clone());
         }
-        let text = std::fs::read_to_string(self.path(device, &digest)?).ok()?;
-        let record = Record::parse(&text, op.elem_size, limits).ok()?;
+        let bytes = read_bounded(&self.path(device, &digest)?, MAX_RECORD_BYTES).ok()??;
+        let record = Record::parse(std::str::from_utf8(&bytes).ok()?, op.elem_size, limits).ok()?;
         self.lock().insert(key, record.clone());
         Some(record)
     }
@@ -79,17 +85,11 @@ impl TunedStore {
         let digest = op_digest(op);
         self.lock()
             .insert((device.to_string(), digest.clone()), record.clone());
-        let Some(path) = self.path(device, &digest) else {
+        let (Some(root), Some(path)) = (&self.dir, self.path(device, &digest)) else {
             return Ok(());
         };
-        let write = || -> std::io::Result<()> {
-            let folder = path.parent().expect("a record path has a folder");
-            std::fs::create_dir_all(folder)?;
-            let tmp = folder.join(format!(".{digest}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, record.to_text())?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|e| format!("cannot write the tuning record {}: {e}", path.display()))
+        write_atomically(root, &path, record.to_text().as_bytes())
+            .map_err(|e| format!("cannot write the tuning record {}: {e}", path.display()))
     }
 
     /// Every record on disk: its path and its shape line (or why it is unreadable).
@@ -111,14 +111,15 @@ impl TunedStore {
             for file in std::fs::read_dir(&device)? {
                 let path = file?.path();
                 if path.extension().is_some_and(|e| e == "txt") {
-                    let summary = std::fs::read_to_string(&path)
-                        .map(|t| {
-                            t.lines()
-                                .find(|l| l.starts_with("shape "))
-                                .unwrap_or("(no shape)")
-                                .to_string()
-                        })
-                        .unwrap_or_else(|e| format!("(unreadable: {e})"));
+                    let summary = match read_bounded(&path, MAX_RECORD_BYTES) {
+                        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes)
+                            .lines()
+                            .find(|l| l.starts_with("shape "))
+                            .unwrap_or("(no shape)")
+                            .to_string(),
+                        Ok(None) => continue,
+                        Err(e) => format!("(unreadable: {e})"),
+                    };
                     out.push((path, summary));
                 }
             }

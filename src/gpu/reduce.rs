@@ -108,17 +108,15 @@ fn staged<M: Monoid, In: crate::element::Element>(
     let blocks = tiles.div_ceil(per_block);
     let size = sc.op.op().elem_size as u64;
     let mut scratch = sc.gpu.lock_scratch();
-    let mut carve = scratch.carve(stream, bytes_for(blocks + 128, size as usize, 2))?;
+    let mut carve = scratch.carve(stream, bytes_for(blocks, size as usize, 1))?;
     let partials = carve.take::<M::Elem>(blocks)?;
-    let spare = carve.take::<u8>(128)?;
     // The tensor form takes a tensor map of the input's 128-byte rows; it copies only full
-    // tiles through it. An input of less than one row has no full tile, so any map serves:
-    // one of the spare scratch row.
+    // tiles through it, so an input without one needs none.
     let map = if shape.tma && !shape.linear {
-        Some(if n * size >= 128 {
+        Some(if n >= tile {
             TensorMap::rows128(inp, shape.tma_rows())?
         } else {
-            TensorMap::rows128(spare, shape.tma_rows())?
+            TensorMap::unused()
         })
     } else {
         None
@@ -126,7 +124,7 @@ fn staged<M: Monoid, In: crate::element::Element>(
     if tiles == 1 {
         // SAFETY: `k` is this scanner's staged-reduce module, rendered for M::Elem and (mapped)
         // its map's In, which the plan keeps to the element's size; `map` is a map of `inp`,
-        // or (no full tile) one the kernel does not copy through.
+        // or (no full tile) one the kernel does not read.
         return unsafe {
             launch::reduce_staged(stream, &k, sc.mapped, 1, inp, out, n, 1, map.as_ref())
         };
