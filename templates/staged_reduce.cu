@@ -94,3 +94,5 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     ms_reduce_staged<MsMap>(in, partials, n, tiles_per_block, ms_reduce_buffers, sm, bars, MS_REDUCE_TMAP);
 }
 {% endif %}
+{% if copy != "cp_async" %}{% include "lib/share_fold.cuh" %}
+{% endif %}

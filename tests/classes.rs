@@ -13,13 +13,13 @@ mod common;
 use common::gpu::gpu;
 use common::suite::gpu_lengths;
 use monoscan::bench::classes::{self, Class, LogSumExp, Visit};
-use monoscan::codegen::render;
+use monoscan::codegen::{render, KernelSet};
 use monoscan::cpu::Parallel;
 use monoscan::jit::{compile, Target};
 use monoscan::laws::{Checker, LawFailure};
 use monoscan::tuning::plan::Plan;
 use monoscan::tuning::{DeviceLimits, Tuning};
-use monoscan::{Algorithm, Backend, Gpu, Monoid};
+use monoscan::{Algorithm, Backend, Gpu, Map, Monoid};
 use proptest::prelude::*;
 
 /// The split law's longest input (the checker's default).
@@ -110,6 +110,73 @@ fn every_class_scans_and_reduces_on_the_gpu_as_on_the_cpu() {
         }
     }
     let Ok(()) = classes::visit_all(&mut OnGpu(gpu));
+}
+
+/// Lengths of `size`-byte elements that reduce in the share form on a GPU holding 16,000 to
+/// 240,000 threads of it at once: 128 x 720,720 bytes, which shares of 1 to 16 steps of 128
+/// or 384 bytes divide (except 9 steps of 384: no bytes past the last share), one element
+/// fewer and more, and two lengths with bytes past the last share that do not end on 16 bytes.
+fn share_lengths(size: usize) -> Vec<usize> {
+    let whole = 128 * 720_720 / size;
+    vec![
+        whole - 1,
+        whole,
+        whole + 1,
+        3 * whole / 2 + 7,
+        2 * whole + 13,
+    ]
+}
+
+#[test]
+fn expensive_reductions_keep_order_in_shares() {
+    let Some(gpu) = gpu() else { return };
+    struct Shares<'a>(&'a Gpu, usize);
+    impl Visit for Shares<'_> {
+        type Error = std::convert::Infallible;
+        fn visit<C: Class>(&mut self, class: &C) -> Result<(), Self::Error> {
+            let plan = Plan::new(&class.cuda(), self.0.info().limits, self.0.tuning());
+            let size = std::mem::size_of::<C::Elem>();
+            let fits = matches!(
+                plan.reduce_set(Algorithm::Auto).unwrap(),
+                KernelSet::StagedReduce(s) if s.shares_fit(size)
+            );
+            if !(plan.reduce_shares() && fits) {
+                return Ok(());
+            }
+            for n in share_lengths(size) {
+                assert_agrees(self.0, class, &class.generate(n, 5 + n as u64));
+            }
+            self.1 += 1;
+            Ok(())
+        }
+    }
+    let mut v = Shares(gpu, 0);
+    let Ok(()) = classes::visit_all(&mut v);
+    // On sm_90: log-sum-exp, Welford, the non-commutative 2x2 matrices, affine maps mod p and
+    // hashes mod p, and 48-byte affine maps.
+    if gpu.info().limits.cc >= 90 {
+        assert!(v.1 >= 6, "{} classes take the share form", v.1);
+    }
+}
+
+#[test]
+fn a_fused_map_reduces_in_shares_as_its_mapped_input() {
+    // The share form's mapped entry against its plain one on the mapped input: the same
+    // combines in the same order, so the same bits; and both against the CPU.
+    let Some(gpu) = gpu() else { return };
+    let map = Map::new("halve", "x * 0.5", |x: &f64| x * 0.5);
+    for n in share_lengths(8) {
+        let xs = LogSumExp.generate(n, n as u64);
+        let mapped: Vec<f64> = xs.iter().map(|x| x * 0.5).collect();
+        let fused = gpu.map_reduce(&LogSumExp, &map, &xs).unwrap();
+        let plain = gpu.reduce(&LogSumExp, &mapped).unwrap();
+        assert_eq!(
+            fused.to_bits(),
+            plain.to_bits(),
+            "{n}: {fused} against {plain}"
+        );
+        assert_agrees(gpu, &LogSumExp, &mapped);
+    }
 }
 
 /// Log-sum-exp inputs with the special values the operator defines: the identity `-inf`

@@ -49,6 +49,9 @@ pub struct TuningArgs {
     /// Reduce every operator with the register-tile reduce, never the staged reduce.
     #[arg(long)]
     pub no_staged_reduce: bool,
+    /// Reduce expensive combines tile by tile, never in the staged reduce's share form.
+    #[arg(long)]
+    pub no_share_reduce: bool,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
@@ -88,6 +91,7 @@ impl TuningArgs {
             chains: self.chains,
             autotune: !self.no_autotune,
             staged_reduce: !self.no_staged_reduce,
+            share_reduce: !self.no_share_reduce,
         };
         tuning
             .validate()

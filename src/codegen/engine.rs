@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 28] = [
+const TEMPLATES: [(&str, &str); 29] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -73,6 +73,10 @@ const TEMPLATES: [(&str, &str); 28] = [
     (
         "lib/tensor_copy.cuh",
         include_str!("../../templates/lib/tensor_copy.cuh"),
+    ),
+    (
+        "lib/share_fold.cuh",
+        include_str!("../../templates/lib/share_fold.cuh"),
     ),
     (
         "reduce_then_scan.cu",

@@ -138,7 +138,7 @@ struct StagedScanCtx<'a> {
     tma_form: Option<TmaCtx>,
 }
 
-/// The staged reduce: its copies, its run layout, its stages.
+/// The staged reduce: its copies, its run layout, its stages, and its share form's steps.
 #[derive(Serialize)]
 struct StagedReduceCtx<'a> {
     prefix: &'a str,
@@ -146,6 +146,11 @@ struct StagedReduceCtx<'a> {
     copy: &'static str,
     stages: u32,
     tma_boxes: u32,
+    /// Whether the share form's stages fit shared memory (else its entry traps).
+    shares: bool,
+    share_stages: u32,
+    share_columns: u32,
+    share_unit: usize,
     #[serde(flatten)]
     tile: TileCtx,
     #[serde(flatten)]
@@ -277,6 +282,10 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 copy: copy_form(&s),
                 stages: crate::tuning::policy::REDUCE_STAGES,
                 tma_boxes: s.tma_boxes(),
+                shares: s.shares_fit(elem_size),
+                share_stages: crate::tuning::policy::SHARE_STAGES,
+                share_columns: TileShape::share_columns(elem_size),
+                share_unit: TileShape::unit(elem_size),
                 tile: TileCtx::of(&s),
                 staging: StagingCtx {
                     swizzle: s.swizzle(elem_size),

@@ -23,6 +23,9 @@ pub enum Entry {
     ReduceTiles,
     /// The staged reduce.
     ReduceStaged,
+    /// The staged reduce's share form: each thread folds one contiguous share (the TMA forms;
+    /// launched where its stages fit shared memory).
+    ReduceShares,
     /// Reduce-then-scan: the total of each tile.
     TileTotals,
     /// One block scans one tile from a carry.
@@ -60,6 +63,7 @@ impl Entry {
             Entry::AddCarry => "add_carry",
             Entry::ReduceTiles => "reduce_tiles",
             Entry::ReduceStaged => "reduce_staged",
+            Entry::ReduceShares => "reduce_shares",
             Entry::TileTotals => "tile_totals",
             Entry::TileScan => "tile_scan",
             Entry::ScanSinglePass => "scan_single_pass",
@@ -81,6 +85,7 @@ impl Entry {
             self,
             Entry::ReduceTiles
                 | Entry::ReduceStaged
+                | Entry::ReduceShares
                 | Entry::TileTotals
                 | Entry::TileScan
                 | Entry::ScanSinglePass
@@ -262,6 +267,9 @@ impl KernelSet {
             KernelSet::KoggeStone { .. } => &[Entry::Fill, Entry::KsScan, Entry::AddCarry],
             KernelSet::BrentKung { .. } => &[Entry::Fill, Entry::BkScan, Entry::AddCarry],
             KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles],
+            KernelSet::StagedReduce(s) if s.tma => {
+                &[Entry::Fill, Entry::ReduceStaged, Entry::ReduceShares]
+            }
             KernelSet::StagedReduce(_) => &[Entry::Fill, Entry::ReduceStaged],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
             KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
@@ -308,6 +316,9 @@ impl KernelSet {
         match (self, entry) {
             (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
             (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
+            (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
+                s.shares_smem_bytes(elem_size)
+            }
             (
                 KernelSet::RowStaged {
                     shape, value_size, ..

@@ -3,11 +3,13 @@
 
 use super::kernels::OpKernels;
 use super::launch::{self, DevSlice, TensorMap};
+use super::module::Loaded;
 use super::scratch::{bytes_for, levels};
 use crate::algorithm::Algorithm;
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
+use crate::tuning::policy::{self, Shares};
 use crate::tuning::{Purpose, TileShape};
 
 /// Blocks of the tiled reduce per SM: enough to hide latency, few enough that the second pass
@@ -99,6 +101,18 @@ fn staged<M: Monoid, In: crate::element::Element>(
     let k = sc.kernels(set)?;
     let stream = &sc.gpu.stream;
     let tile = shape.tile();
+    let size = sc.op.op().elem_size as u64;
+    if shape.shares_fit(size as usize) && sc.plan.reduce_shares() {
+        let threads =
+            u64::from(k.resident(Entry::ReduceShares, sc.mapped)) * u64::from(shape.block);
+        let step = u64::from(TileShape::share_columns(size as usize)) * 128;
+        if let Some(sh) = policy::shares(n * size, threads, shape.block, step) {
+            // The partials of the shares and of the tail must make one partial tile.
+            if sh.blocks + 1 < tile {
+                return shares(sc, &k, shape, &sh, inp, out);
+            }
+        }
+    }
     let tiles = n.div_ceil(tile);
     // As many blocks as are resident at once, and fewer partials than one tile holds (so that
     // their pass is one partial tile, copied by cp.async).
@@ -106,7 +120,6 @@ fn staged<M: Monoid, In: crate::element::Element>(
     let blocks = resident.min(tile - 1).min(tiles).max(1);
     let per_block = tiles.div_ceil(blocks);
     let blocks = tiles.div_ceil(per_block);
-    let size = sc.op.op().elem_size as u64;
     let mut scratch = sc.gpu.lock_scratch();
     let mut carve = scratch.carve(stream, bytes_for(blocks, size as usize, 1))?;
     let partials = carve.take::<M::Elem>(blocks)?;
@@ -146,6 +159,79 @@ fn staged<M: Monoid, In: crate::element::Element>(
     // SAFETY: as above; the partials (M::Elem, the plain entry) are fewer than a tile, so the
     // kernel copies nothing through the map.
     unsafe { launch::reduce_staged(stream, &k, false, 1, partials, out, blocks, 1, map.as_ref()) }
+}
+
+/// The staged reduce's share form: each resident thread folds one contiguous share of the
+/// input into a partial per block; the bytes past the last whole share (fewer than a share)
+/// are folded by one block of the per-tile kernel into one more partial; one block folds the
+/// partials, in order.
+fn shares<M: Monoid, In: crate::element::Element>(
+    sc: &OpKernels<M>,
+    k: &Loaded,
+    shape: TileShape,
+    sh: &Shares,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+) -> Result<()> {
+    let stream = &sc.gpu.stream;
+    let size = sc.op.op().elem_size as u64;
+    let n = inp.len();
+    let tail_start = sh.rows * sh.share_bytes / size;
+    let tail = n - tail_start;
+    let count = sh.blocks + u64::from(tail > 0);
+    let mut scratch = sc.gpu.lock_scratch();
+    let mut carve = scratch.carve(stream, bytes_for(count, size as usize, 1))?;
+    let partials = carve.take::<M::Elem>(count)?;
+    // SAFETY: `k` is this scanner's staged-reduce module, whose shape fits the share form
+    // (checked by the caller), rendered for M::Elem and (mapped) its map's In, which the plan
+    // keeps to the element's size.
+    unsafe { launch::reduce_shares(stream, k, sc.mapped, inp, partials, sh) }?;
+    if tail > 0 {
+        let rest = inp
+            .suffix(tail_start)
+            .ok_or_else(|| Error::invalid("internal: the shares run past the input"))?;
+        let slot = partials
+            .suffix(sh.blocks)
+            .ok_or_else(|| Error::invalid("internal: no partial for the tail"))?;
+        let tiles = tail.div_ceil(shape.tile());
+        // The tensor form copies the tail's full tiles through a map of it.
+        let map = match (shape.linear, tail >= shape.tile()) {
+            (true, _) => None,
+            (false, true) => Some(TensorMap::rows128(rest, shape.tma_rows())?),
+            (false, false) => Some(TensorMap::unused()),
+        };
+        // SAFETY: as above; `rest` starts a whole number of shares (multiples of 128 bytes)
+        // into the 16-byte aligned input, and `map` is a map of `rest` (or, no full tile, one
+        // the kernel does not read) exactly in the tensor form.
+        unsafe {
+            launch::reduce_staged(
+                stream,
+                k,
+                sc.mapped,
+                1,
+                rest,
+                slot,
+                tail,
+                tiles,
+                map.as_ref(),
+            )
+        }?;
+    }
+    // SAFETY: as above; the partials (M::Elem, the plain entry) are fewer than a tile (checked
+    // by the caller), so the kernel copies nothing through the map.
+    unsafe {
+        launch::reduce_staged(
+            stream,
+            k,
+            false,
+            1,
+            partials,
+            out,
+            count,
+            1,
+            (!shape.linear).then(TensorMap::unused).as_ref(),
+        )
+    }
 }
 
 /// A persistent grid folds contiguous runs of tiles into per-block partials, in order; then

@@ -178,6 +178,10 @@ pub struct Tuning {
     /// sizes other than 1, 2, 4, 8 and 16 bytes, expensive combines) run it on sm_80 and newer;
     /// off, they run the register-tile reduce.
     pub staged_reduce: bool,
+    /// Whether staged reductions with an expensive combine ([`policy::reduce_shares`]) of
+    /// inputs large enough ([`policy::shares`]) run the share form on sm_90 (each thread folds
+    /// one contiguous share, the block reduces once) rather than reducing tile by tile.
+    pub share_reduce: bool,
 }
 
 impl Tuning {
@@ -257,6 +261,7 @@ impl Default for Tuning {
             chains: None,
             autotune: true,
             staged_reduce: true,
+            share_reduce: true,
         }
     }
 }
@@ -271,7 +276,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -284,7 +289,8 @@ impl fmt::Display for Tuning {
             self.chains
                 .map_or("auto (by cost)".to_string(), |c| c.to_string()),
             if self.autotune { "on" } else { "off" },
-            if self.staged_reduce { "on" } else { "off" }
+            if self.staged_reduce { "on" } else { "off" },
+            if self.share_reduce { "on" } else { "off" }
         )
     }
 }

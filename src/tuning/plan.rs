@@ -217,6 +217,13 @@ impl Plan {
         })
     }
 
+    /// Whether the staged reduce runs its share form ([`policy::shares`]) on inputs large
+    /// enough: the tuning allows it and the combine is expensive ([`policy::reduce_shares`]).
+    /// The module holds the form only in the tensor form of the swizzled layout.
+    pub fn reduce_shares(&self) -> bool {
+        self.tuning.share_reduce && policy::reduce_shares(&self.cost)
+    }
+
     /// The register-tile reduce, which takes any input.
     pub fn register_reduce_set(&self) -> Result<KernelSet> {
         Ok(KernelSet::TiledReduce(self.shape(Purpose::Tiles)?))

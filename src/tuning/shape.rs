@@ -192,6 +192,42 @@ impl TileShape {
             .saturating_add(state + 8 * stages)
     }
 
+    /// 128-byte columns per step of the staged reduce's share form for elements of `size`
+    /// bytes: the fewest that hold whole elements (1 for powers of two up to 128 bytes; 3 for
+    /// 12, 24 and 48 bytes; 5 for 40).
+    pub fn share_columns(size: usize) -> u32 {
+        let size = size.max(1);
+        let mut a = size;
+        let mut b = 128;
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        (size / a) as u32
+    }
+
+    /// Dynamic shared memory of the staged reduce's share form (`reduce_shares` in
+    /// `templates/lib/share_fold.cuh`): 1 KiB of slack that lets the buffers start on 1 KiB,
+    /// [`super::policy::SHARE_STAGES`] steps of [`Self::share_columns`] columns of a row per
+    /// thread, the block's state and the mbarriers.
+    pub fn shares_smem_bytes(&self, size: usize) -> usize {
+        let stages = super::policy::SHARE_STAGES as usize;
+        let state = ((self.block as usize / 32 + 1) * size.max(1) + 4).div_ceil(16) * 16;
+        (Self::share_columns(size) as usize * self.block as usize * 128)
+            .saturating_mul(stages)
+            .saturating_add(1024 + state + 8 * stages)
+    }
+
+    /// Whether the staged reduce's share form applies to this shape with elements of `size`
+    /// bytes: a TMA form, rows that split into boxes of whole 8-row groups (each box starts a
+    /// 1 KiB swizzle period), and stages that fit the 227 KiB a block of sm_90 may opt into.
+    pub fn shares_fit(&self, size: usize) -> bool {
+        self.staged
+            && self.tma
+            && size > 0
+            && self.block % (8 * self.tma_boxes()) == 0
+            && self.shares_smem_bytes(size) <= 227 * 1024
+    }
+
     /// Dynamic shared memory of the staged row scan (`templates/row_staged.cu`): a tile of
     /// `value_size`-byte values, and for the TMA form also the block's state over the segmented
     /// lifting's `lifted_size`-byte elements (its warp sums and prefix) and its mbarrier.

@@ -5,7 +5,6 @@
 // bytes, one row per thread's run, in boxes of MS_BLOCK / MS_TMA_BOXES rows (a whole number
 // of 8-row groups), with the 128-byte swizzle: chunk c of row r lands at c ^ (r & 7) from a
 // buffer aligned to 1 KiB, which is ms_swz with MS_SWZ 3, box after box.
-struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
 #define MS_TMA_BOXES {{ tma_boxes }}
 #define MS_TMA_ROWS (MS_BLOCK / MS_TMA_BOXES)
 static_assert(MS_TMA_ROWS % 8 == 0 && MS_TMA_ROWS <= 256 && MS_TMA_ROWS * MS_TMA_BOXES == MS_BLOCK,
@@ -20,8 +19,7 @@ __device__ __forceinline__ void ms_tma_copy_tile(const ms_tensor_map* map, ms_u3
     ms_bar_expect(b, (ms_u32)(MS_BLOCK * 128));
 #pragma unroll
     for (int k = 0; k < MS_TMA_BOXES; ++k) {
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
-                     ::"r"(ms_shared_addr(buf) + (ms_u32)(k * MS_TMA_ROWS * 128)), "l"(map), "r"(0),
-                       "r"((int)(tile * MS_BLOCK + k * MS_TMA_ROWS)), "r"(b) : "memory");
+        ms_tma_box(map, ms_shared_addr(buf) + (ms_u32)(k * MS_TMA_ROWS * 128), 0,
+                   (ms_u32)(tile * MS_BLOCK + k * MS_TMA_ROWS), b);
     }
 }

@@ -91,3 +91,11 @@ __device__ __forceinline__ void ms_bulk_issue(const void* src, ms_u32 bytes, voi
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(ms_shared_addr(dst)), "l"(src), "r"(bytes), "r"(b) : "memory");
 }
+// A 2D tensor map (built by the host, passed as `const __grid_constant__`).
+struct alignas(64) ms_tensor_map { ms_u64 opaque[16]; };
+// Thread 0: copies the box of `map` at byte column `col` and row `row` to shared address
+// `dst`, completing on the mbarrier at `b` (whose expected bytes the caller set).
+__device__ __forceinline__ void ms_tma_box(const ms_tensor_map* map, ms_u32 dst, ms_u32 col, ms_u32 row, ms_u32 b) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, { %2, %3 }], [%4];"
+                 ::"r"(dst), "l"(map), "r"((int)col), "r"((int)row), "r"(b) : "memory");
+}

@@ -55,6 +55,15 @@ impl<T> DevSlice<T> {
         (n <= self.len).then_some(DevSlice { len: n, ..self })
     }
 
+    /// The elements from `start` on (`None` when there are fewer than `start`).
+    pub(crate) fn suffix(self, start: u64) -> Option<Self> {
+        (start <= self.len).then(|| DevSlice {
+            addr: self.addr + start * std::mem::size_of::<T>() as u64,
+            len: self.len - start,
+            _t: PhantomData,
+        })
+    }
+
     /// The same memory seen as `U`, when `U` is `T` (`None` otherwise): a call generic over
     /// its input type that runs a kernel reading the operator's own elements.
     pub(crate) fn retype<U: 'static>(self) -> Option<DevSlice<U>>

@@ -20,7 +20,9 @@ pub(crate) use rows::{copy_lanes, row_scan, row_staged, RowScan};
 pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SinglePass};
 pub(crate) use tensor_map::TensorMap;
 pub(crate) use textbook::{add_carry, block_scan, reduce_tree, section, BlockScan};
-pub(crate) use tiled::{reduce_staged, reduce_tiles, tile_scan, tile_totals, TileScan};
+pub(crate) use tiled::{
+    reduce_shares, reduce_staged, reduce_tiles, tile_scan, tile_totals, TileScan,
+};
 
 use super::module::Loaded;
 use crate::codegen::Entry;

@@ -5,6 +5,8 @@ use super::{addr, config, holds, DevSlice, TensorMap};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
+use crate::tuning::policy::Shares;
+use crate::tuning::TileShape;
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
 /// `reduce_tiles(in, partials, n, tiles_per_block)` over `blocks` blocks, each folding a run
@@ -119,6 +121,67 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
             b.arg(map);
         }
         b.launch(config(blocks, shape.block, smem))
+    }?;
+    Ok(())
+}
+
+/// `reduce_shares(partials, rows, steps, map)`: the staged reduce's share form over
+/// `shares.blocks` blocks, thread `i` folding share `i` (bytes `[i * share, (i + 1) * share)`
+/// of `inp`) and each block its threads' folds into `partials[block]`; through the input map
+/// when `mapped`. The tensor map of the shares is built here from `inp` and `shares`. The
+/// bytes past the last whole share are not read.
+///
+/// # Safety
+/// `k` is a [`KernelSet::StagedReduce`] module rendered for
+/// element type `T`, and (when `mapped`) for an input map from `In` of the same size;
+/// unmapped, `In` is `T`.
+pub(crate) unsafe fn reduce_shares<In: DeviceRepr, T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    inp: DevSlice<In>,
+    partials: DevSlice<T>,
+    shares: &Shares,
+) -> Result<()> {
+    let f = k.function(Entry::ReduceShares, mapped)?;
+    let KernelSet::StagedReduce(shape) = k.set() else {
+        return Err(Error::invalid(
+            "internal: reduce_shares needs a staged-reduce module",
+        ));
+    };
+    let smem = k.dynamic_smem(Entry::ReduceShares, mapped);
+    holds("the partials", &partials, shares.blocks)?;
+    let size = std::mem::size_of::<In>() as u64;
+    let step = u64::from(TileShape::share_columns(size as usize)) * 128;
+    if !shape.shares_fit(size as usize)
+        || size != std::mem::size_of::<T>() as u64
+        || u64::from(shares.steps) * step != shares.share_bytes
+        || shares.blocks.saturating_mul(u64::from(shape.block)) < shares.rows
+        || shares.blocks > u64::from(u32::MAX)
+    {
+        return Err(Error::invalid(format!(
+            "internal: the share form needs a shape it fits, elements of the element's size, whole steps per share and blocks for every share ({shares:?})"
+        )));
+    }
+    // Whole shares only, within the input (checked by the map).
+    let map = TensorMap::rows(inp, shares.share_bytes, shares.rows, shape.tma_rows())?;
+    let p = partials.addr();
+    // SAFETY: kernel `(ms_elem* partials, ms_u64 rows, ms_u32 steps, const __grid_constant__
+    // ms_tensor_map tin)` with ms_elem = T and the map's bytes read as in_t = In (the caller's
+    // obligation; both of one size, which divides each step, checked above). The map covers
+    // exactly `rows` rows of `steps` steps of `inp` (TensorMap::rows checked them against the
+    // input), of which the kernel reads the 128-byte columns of steps below `steps`; rows past
+    // `rows` arrive zero-filled and are left out. The shape fits the share form, whose module
+    // entry is the full kernel (it traps only for shapes that do not fit). partials holds one element per block, and the
+    // blocks hold every row (checked above). `smem` bytes were allowed by the function
+    // attribute set when the module was loaded.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&p)
+            .arg(&shares.rows)
+            .arg(&shares.steps)
+            .arg(&map)
+            .launch(config(shares.blocks, shape.block, smem))
     }?;
     Ok(())
 }
