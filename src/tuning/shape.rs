@@ -186,10 +186,16 @@ impl TileShape {
     /// prefix, the tile number; rounded up to 16 bytes) and an 8-byte mbarrier per stage.
     pub fn reduce_smem_bytes(&self, size: usize) -> usize {
         let stages = super::policy::REDUCE_STAGES as usize;
-        let state = ((self.block as usize / 32 + 1) * size.max(1) + 4).div_ceil(16) * 16;
+        let state = self.reduce_state_bytes(size);
         self.tile_bytes(size)
             .saturating_mul(stages)
             .saturating_add(state + 8 * stages)
+    }
+
+    /// The staged reduce's block state after its buffers (`ms_staged_smem`: a sum per warp,
+    /// the prefix, the tile number), rounded up to 16 bytes.
+    fn reduce_state_bytes(&self, size: usize) -> usize {
+        ((self.block as usize / 32 + 1) * size.max(1) + 4).div_ceil(16) * 16
     }
 
     /// 128-byte columns per step of the staged reduce's share form for elements of `size`
@@ -211,7 +217,7 @@ impl TileShape {
     /// thread, the block's state and the mbarriers.
     pub fn shares_smem_bytes(&self, size: usize) -> usize {
         let stages = super::policy::SHARE_STAGES as usize;
-        let state = ((self.block as usize / 32 + 1) * size.max(1) + 4).div_ceil(16) * 16;
+        let state = self.reduce_state_bytes(size);
         (Self::share_columns(size) as usize * self.block as usize * 128)
             .saturating_mul(stages)
             .saturating_add(1024 + state + 8 * stages)
