@@ -68,8 +68,9 @@ __device__ __forceinline__ void ms_row_scan(const typename Map::in_t* in, ms_val
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(ms_thread_fold(items), aggregate, sm);
     if (threadIdx.x < 32) {
+        // A tile whose first (logical) position starts a row needs no prefix.
         const ms_elem prefix = ms_lookback(tile, aggregate, num_tiles, state, aggs, incls, epoch,
-                                           MsOp::identity(), 0, (ms_elem*)0);
+                                           MsOp::identity(), 0, (ms_elem*)0, base % row == 0);
         if (threadIdx.x == 0) sm.prefix = prefix;
     }
     __syncthreads();

@@ -163,8 +163,11 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(acc, aggregate, sm);
     if (threadIdx.x < 32) {
+        // A tile whose first logical value starts a row needs no prefix: forwards its first
+        // physical value at column 0; in reverse (a full tile) its last, at column row - 1.
+        const bool fresh = MS_REVERSE ? full && (base + MS_TILE) % row == 0 : base % row == 0;
         const ms_elem prefix = ms_lookback(claim, aggregate, num_tiles, state, aggs, incls, epoch,
-                                           MsOp::identity(), 0, (ms_elem*)0);
+                                           MsOp::identity(), 0, (ms_elem*)0, fresh);
         if (threadIdx.x == 0) sm.prefix = prefix;
     }
     __syncthreads();

@@ -50,9 +50,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::StagedReduce(_) => 13,
         KernelSet::CombineRate { .. } => 14,
         KernelSet::RowStaged { .. } => 15,
+        KernelSet::ColumnScan { .. } => 16,
     }
 }
-const FAMILIES: usize = 16;
+const FAMILIES: usize = 17;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -459,6 +460,48 @@ fn staged_row_scans_refuse_other_sizes() {
     assert!(err.to_string().contains("maps in place"), "{err}");
 }
 
+/// The column scans: elements of 1 to 64 bytes (every look-back state layout), 2 to 1000
+/// columns (one and many row groups: both scans of the groups' totals; tiles of whole rows and
+/// strips), forward and reverse, in the shape the policy picks on sm_`cc` (a bulk copy of full
+/// tiles of whole rows and paced copies on sm_90).
+fn column_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
+    use monoscan::bench::classes::{Affine3U64, Sum8U64};
+    let limits = DeviceLimits::for_arch(cc);
+    let cases = [
+        (Sum::<u8>::new().cuda(), 3),
+        (Sum::<i32>::new().cuda(), 32),
+        (Sum::<f32>::new().cuda(), 1000),
+        (MatMulMod::default().cuda(), 100),
+        (Affine::<f64>::new().cuda(), 5),
+        (Affine3U64.cuda(), 33),
+        (Sum8U64.cuda(), 2),
+    ];
+    let mut out = Vec::new();
+    for (i, (op, columns)) in cases.into_iter().enumerate() {
+        let shape = policy::column_shape(columns, op.elem_size, &limits).unwrap();
+        out.push((
+            op,
+            KernelSet::ColumnScan {
+                shape,
+                reverse: i % 2 == 1,
+            },
+        ));
+    }
+    out
+}
+
+#[test]
+fn column_scans_compile() {
+    if !nvrtc() {
+        return;
+    }
+    for cc in ARCHS {
+        for (op, set) in column_sets(cc) {
+            build(&op, set, false, Target::Cubin(cc));
+        }
+    }
+}
+
 /// The sets above span every `KernelSet` variant (and so every template): each family is
 /// compiled in every CI run.
 #[test]
@@ -477,6 +520,7 @@ fn every_kernel_family_is_compiled() {
     }
     families.extend(row_sets(90).iter().map(|(_, s)| family(s)));
     families.extend(row_staged_sets(90).iter().map(|(_, s)| family(s)));
+    families.extend(column_sets(90).iter().map(|(_, s)| family(s)));
     assert_eq!(families, (0..FAMILIES).collect(), "families compiled");
     // Both forms of the staged scan and of staged compaction on sm_90.
     let staged_forms = |op: &CudaOp| {

@@ -1,6 +1,7 @@
 //! Batched scans (`monoscan::lanes`) on every backend: rows of many lengths (0, 1, warp and
-//! block boundaries, a million rows), one long row, every axis of 3-D tensors, neighbouring
-//! columns scanned down (2 to 32 of them, which the GPU scans as rows of vectors), strided views,
+//! block boundaries, a million rows), one long row, every axis of 3-D tensors, columns scanned
+//! down (2 to 32 of them, which the GPU scans as rows of vectors or by the column scan;
+//! `tests/lanes_columns.rs` covers the column scan's tiles, sizes and floats), strided views,
 //! exclusive scans from one or per-lane initial values, reverse scans, CSR rows, fused input
 //! maps. Each result is compared with the definitions folded directly here (exactly: the
 //! operators are exact, two of them not commutative). On sm_80 and newer the GPU scans these
@@ -116,8 +117,9 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
             out.push((Lanes::axis(&shape, axis).unwrap(), shape.iter().product()));
         }
     }
-    // A few neighbouring columns scanned down (2 to 16 of them; on the GPU one 1-D scan of
-    // rows as vectors where a row fits 128 bytes), over one and over many tiles.
+    // A few columns scanned down (2 to 16 of them; on the GPU one 1-D scan of rows as vectors
+    // for forward scans of rows of at most 16 bytes, else the column scan), over one and over
+    // many tiles.
     for shape in [[37usize, 2], [5, 4], [1000, 8], [300, 16], [20_000, 4]] {
         out.push((Lanes::axis(&shape, 0).unwrap(), shape.iter().product()));
     }

@@ -12,6 +12,7 @@
 mod common;
 
 use common::gpu::{gpu, gpu_with, Rng};
+use common::lanes::{self, scans, Close};
 use monoscan::cache::{CacheConfig, KernelCache, Origin};
 use monoscan::codegen::KernelSet;
 use monoscan::cpu::Sequential;
@@ -49,22 +50,6 @@ fn layouts(tile: usize) -> Vec<Lanes> {
     out
 }
 
-/// Inclusive, exclusive from one value, exclusive from one value per row; each forward and
-/// reverse.
-fn scans<T: Copy>(rows: usize, init: T, each: impl Fn(usize) -> T) -> Vec<LaneScan<T>> {
-    let inits: Vec<T> = (0..rows).map(each).collect();
-    let forward = [
-        LaneScan::inclusive(),
-        LaneScan::exclusive(init),
-        LaneScan::exclusive_each(inits),
-    ];
-    let reverse: Vec<_> = forward.iter().cloned().map(LaneScan::reverse).collect();
-    forward.into_iter().chain(reverse).collect()
-}
-
-/// Whether a GPU value (or total) of row `row` is close enough to the sequential one.
-type Close<'a, T> = &'a dyn Fn(&T, &T, usize) -> bool;
-
 /// Scans `data` in rows as `how` says on `g` and on the sequential backend; `close(got, want,
 /// row)` compares each value and total.
 fn check<M: Monoid>(
@@ -78,25 +63,8 @@ fn check<M: Monoid>(
 ) where
     M::Elem: Debug,
 {
-    let (mut got, mut want) = (data.to_vec(), data.to_vec());
-    let totals = g.scan_lanes(m, lanes, &mut got, how).unwrap();
-    let want_totals = Sequential.scan_lanes(m, lanes, &mut want, how).unwrap();
     let len = lanes.len.max(1);
-    if let Some(i) = (0..got.len()).find(|&i| !close(&got[i], &want[i], i / len)) {
-        panic!(
-            "{what} {lanes:?} {how:?}: value {i} (row {}, column {}) is {:?}, want {:?}",
-            i / len,
-            i % len,
-            got[i],
-            want[i]
-        );
-    }
-    if let Some(r) = (0..totals.len()).find(|&r| !close(&totals[r], &want_totals[r], r)) {
-        panic!(
-            "{what} {lanes:?} {how:?}: total {r} is {:?}, want {:?}",
-            totals[r], want_totals[r]
-        );
-    }
+    lanes::check(g, m, lanes, data, how, what, &|i| i / len, close);
 }
 
 /// Every layout and scan of an exact operator: results equal the sequential ones.

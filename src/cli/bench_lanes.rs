@@ -1,6 +1,7 @@
 //! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
-//! scans are used in practice, affine f32 maps along rows) and a reverse 1-D scan beside the
-//! forward one. Each figure is a fraction of a device-to-device copy of the same bytes.
+//! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
+//! down columns, and a reverse 1-D scan beside the forward one. Each figure is a fraction of a
+//! device-to-device copy of the same bytes.
 
 use super::bench::{Ctx, Row};
 use super::CliError;
@@ -9,12 +10,15 @@ use monoscan::ops::{Affine, AffineMap, Sum};
 use monoscan::Monoid;
 
 /// Measurements this family adds to the progress count.
-pub(super) const CASES: usize = 10;
+pub(super) const CASES: usize = 16;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
-const SUM_SHAPES: [(usize, usize, usize); 7] = [
+const SUM_SHAPES: [(usize, usize, usize); 10] = [
     (8_388_608, 2, 0),
     (524_288, 32, 0),
+    (2_097_152, 8, 0),
+    (131_072, 128, 0),
+    (16_384, 1_024, 0),
     (64, 152_064, 1),
     (40, 152_000, 1),
     (4_096, 4_096, 1),
@@ -22,30 +26,46 @@ const SUM_SHAPES: [(usize, usize, usize); 7] = [
     (16_384, 1_024, 1),
 ];
 
+/// (rows, columns): sum f32 down the columns of a row-major (rows x columns) array, from the
+/// last row.
+const REVERSE_SHAPES: [(usize, usize); 3] = [(8_388_608, 2), (4_194_304, 4), (524_288, 32)];
+
 impl Ctx<'_> {
     pub(super) fn lanes_cases(&mut self) -> Result<(), CliError> {
         let sum = Sum::<f32>::new();
+        let inclusive = LaneScan::inclusive();
+        let gen = |i: u64| ((i % 17) as f32) - 8.0;
         for (rows, cols, axis) in SUM_SHAPES {
             let lanes = Lanes::axis(&[rows, cols], axis)?;
             let label = format!("({rows} x {cols}) axis {axis}");
-            self.lanes_case(&sum, &lanes, &format!("sum f32 {label}"), |i| {
-                ((i % 17) as f32) - 8.0
-            })?;
+            self.lanes_case(&sum, &lanes, &format!("sum f32 {label}"), &inclusive, gen)?;
+        }
+        // Down the columns from the last row.
+        for (rows, cols) in REVERSE_SHAPES {
+            let lanes = Lanes::axis(&[rows, cols], 0)?;
+            let label = format!("sum f32 ({rows} x {cols}) axis 0 reverse");
+            let how = LaneScan::inclusive().reverse();
+            self.lanes_case(&sum, &lanes, &label, &how, gen)?;
         }
         let affine = Affine::<f32>::new();
         let lanes = Lanes::rows(12_288, 4_096);
-        self.lanes_case(&affine, &lanes, "affine f32 (12288 x 4096) axis 1", |i| {
-            AffineMap::new(1.0 - (i % 7) as f32 * 1e-3, (i % 13) as f32)
-        })?;
+        self.lanes_case(
+            &affine,
+            &lanes,
+            "affine f32 (12288 x 4096) axis 1",
+            &LaneScan::inclusive(),
+            |i| AffineMap::new(1.0 - (i % 7) as f32 * 1e-3, (i % 13) as f32),
+        )?;
         self.reverse_case()
     }
 
-    /// One inclusive scan of every lane of `lanes`, beside a copy of the same bytes.
+    /// One scan of every lane of `lanes` as `how` says, beside a copy of the same bytes.
     fn lanes_case<M: Monoid>(
         &mut self,
         m: &M,
         lanes: &Lanes,
         label: &str,
+        how: &LaneScan<M::Elem>,
         gen: impl Fn(u64) -> M::Elem,
     ) -> Result<(), CliError> {
         let n = lanes.elements();
@@ -57,10 +77,9 @@ impl Ctx<'_> {
         drop(xs);
         let copy = self.timer.copy(n * size)?.median_ms();
         let scanner = self.gpu.scanner(m);
-        let how = LaneScan::inclusive();
         let t = self
             .timer
-            .time(|| scanner.scan_lanes(&input, &mut out, lanes, &how))?;
+            .time(|| scanner.scan_lanes(&input, &mut out, lanes, how))?;
         self.rows.push(Row {
             case: "lanes",
             algorithm: label.to_string(),

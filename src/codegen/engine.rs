@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 29] = [
+const TEMPLATES: [(&str, &str); 30] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -103,6 +103,10 @@ const TEMPLATES: [(&str, &str); 29] = [
     (
         "row_staged.cu",
         include_str!("../../templates/row_staged.cu"),
+    ),
+    (
+        "column_scan.cu",
+        include_str!("../../templates/column_scan.cu"),
     ),
     (
         "lanes_copy.cu",

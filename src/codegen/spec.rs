@@ -1,7 +1,7 @@
 //! What a module holds: [`KernelSet`] (one kernel family, rendered from one template, with its
 //! shape), [`KernelSpec`] and the [`Entry`] points of the generated code.
 
-use crate::tuning::TileShape;
+use crate::tuning::{ColumnShape, TileShape};
 
 /// An entry point of the generated code. Its symbol is `<prefix>_<name>`, and for entries an
 /// operator with a fused input map also gets ([`Entry::mappable`]), `<prefix>_<name>_mapped`.
@@ -42,6 +42,8 @@ pub enum Entry {
     RowScan,
     /// Independent scans of contiguous rows with the tile of values staged in shared memory.
     RowStaged,
+    /// Every column of a row-major array scanned down.
+    ColumnScan,
     /// Lanes of a strided layout copied into contiguous rows.
     Gather,
     /// Contiguous rows copied back into lanes of a strided layout.
@@ -72,6 +74,7 @@ impl Entry {
             Entry::SelectStaged => "select_staged",
             Entry::RowScan => "row_scan",
             Entry::RowStaged => "row_staged",
+            Entry::ColumnScan => "column_scan",
             Entry::Gather => "gather",
             Entry::Scatter => "scatter",
             Entry::CombineRate => "combine_rate",
@@ -184,6 +187,14 @@ pub enum KernelSet {
         /// Bytes of one value (1, 2, 4, 8 or 16).
         value_size: usize,
     },
+    /// Every column of a row-major `rows x columns` array scanned down, in one pass with a
+    /// look-back per column (`column_scan.cu`); `reverse`: from the last row up.
+    ColumnScan {
+        /// How a tile splits among threads.
+        shape: ColumnShape,
+        /// Whether rows run from the end.
+        reverse: bool,
+    },
     /// Copies between a strided layout of lanes and contiguous rows (`lanes_copy.cu`).
     LanesCopy,
     /// The combine-rate kernel (`combine_rate.cu`): `chains` independent chains of combines per
@@ -229,6 +240,11 @@ impl KernelSet {
                 if *reverse { "reverse-" } else { "" },
                 shape.name()
             ),
+            KernelSet::ColumnScan { shape, reverse } => format!(
+                "column-scan-{}{}",
+                if *reverse { "reverse-" } else { "" },
+                shape.name()
+            ),
             KernelSet::LanesCopy => "lanes-copy".to_string(),
             KernelSet::CombineRate { block, chains } => {
                 format!("combine-rate-b{block}x{chains}")
@@ -253,6 +269,7 @@ impl KernelSet {
             KernelSet::SelectStaged(_) => "select_staged.cu",
             KernelSet::RowScan { .. } => "row_scan.cu",
             KernelSet::RowStaged { .. } => "row_staged.cu",
+            KernelSet::ColumnScan { .. } => "column_scan.cu",
             KernelSet::LanesCopy => "lanes_copy.cu",
             KernelSet::CombineRate { .. } => "combine_rate.cu",
             KernelSet::Check => return None,
@@ -279,6 +296,7 @@ impl KernelSet {
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
             KernelSet::RowScan { .. } => &[Entry::Fill, Entry::RowScan],
             KernelSet::RowStaged { .. } => &[Entry::Fill, Entry::RowStaged],
+            KernelSet::ColumnScan { .. } => &[Entry::Fill, Entry::ColumnScan],
             KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],
             KernelSet::CombineRate { .. } => &[Entry::Fill, Entry::CombineRate],
             KernelSet::Check => &[Entry::Fill, Entry::CombinePairs],
@@ -303,13 +321,15 @@ impl KernelSet {
             | KernelSet::SelectStaged(s)
             | KernelSet::RowScan { shape: s, .. }
             | KernelSet::RowStaged { shape: s, .. } => s.block,
+            KernelSet::ColumnScan { shape, .. } => shape.block,
             KernelSet::LanesCopy | KernelSet::Check => 256,
         }
     }
 
     /// Dynamic shared memory `entry` launches with, in bytes, for an operator of `elem_size`-byte
     /// elements whose input map (if any) reads `in_size`-byte inputs: the staged kernels' tiles
-    /// (and the TMA form's block state); 0 for every other entry. (The staged scan maps in
+    /// (and the TMA form's block state), the column scan's tile and block state; 0 for every
+    /// other entry. (The staged scan maps in
     /// place, so its tile holds elements; compaction's staged tile holds inputs; the staged
     /// row scan's tile holds values, its block state the lifting's `elem_size`-byte elements.)
     pub fn dynamic_smem(&self, entry: Entry, elem_size: usize, in_size: usize) -> usize {
@@ -326,6 +346,9 @@ impl KernelSet {
                 Entry::RowStaged,
             ) => shape.row_staged_smem_bytes(*value_size, elem_size),
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
+            (KernelSet::ColumnScan { shape, .. }, Entry::ColumnScan) => {
+                usize::try_from(shape.smem_bytes(elem_size)).unwrap_or(usize::MAX)
+            }
             _ => 0,
         }
     }

@@ -1,11 +1,13 @@
 //! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by a row
 //! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
-//! its position): the staged one where it applies, else the register one; a few neighbouring
-//! columns scanned along the outer axis are one 1-D scan of vectors under the lane-wise
-//! operator; any other layout is gathered into contiguous rows, scanned, and scattered back.
+//! its position): the staged one where it applies, else the register one. The columns of a
+//! row-major array scanned down (the outer axis) are scanned in place by the column scan, or,
+//! for rows of at most 16 bytes scanned forwards, by one 1-D scan of rows as vectors under the
+//! lane-wise operator. Any other layout is gathered into contiguous rows, scanned, and
+//! scattered back.
 
 use super::kernels::OpKernels;
-use super::launch::{self, DevSlice, RowScan, TensorMap};
+use super::launch::{self, ColumnScan, DevSlice, RowScan, TensorMap};
 use super::scan::{self, Mode};
 use crate::codegen::{Entry, KernelSet};
 use crate::element::Element;
@@ -14,7 +16,7 @@ use crate::lanes::{Inits, LaneScan, Lanes};
 use crate::monoid::Monoid;
 use crate::ops::lanewise::{Lanes as VecLanes, Lanewise};
 use crate::ops::{Flagged, Reversed, Segmented};
-use crate::tuning::policy::STAGED_MAX_ELEM;
+use crate::tuning::policy;
 use crate::tuning::{PrefetchPlan, Purpose, TileShape};
 use crate::Algorithm;
 use cudarc::driver::CudaSlice;
@@ -71,7 +73,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
         let n = lanes.elements() as u64;
         return rows(k, inp, out, n, lanes.len as u64, how, inits, totals);
     }
-    if columns(k, inp, out, lanes, how, totals)? {
+    if columns(k, inp, out, lanes, how, inits, totals)? {
         return Ok(());
     }
     // Any other layout: through contiguous rows.
@@ -89,28 +91,23 @@ pub(super) fn scan<M: Monoid, In: Element>(
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
 }
 
-/// Lanes that are neighbouring columns (one group of `inner` lanes, element `k` of lane `j` at
-/// `k * inner + j`: a row-major `(len x inner)` tensor scanned along its first axis), for 2, 4,
-/// 8, 16 or 32 columns whose row fits the staged scan's largest element (128 bytes), scanned
-/// forwards without an input map: one 1-D scan of rows, each row a vector of the lanes' values
-/// under the lane-wise operator ([`crate::ops::lanewise`]), which reads and writes every row
-/// whole and needs no transposition. `false` where this does not apply.
+/// Lanes that are the columns of a row-major array (one group of `inner` lanes, element `k` of
+/// lane `j` at `k * inner + j`: a `(len x inner)` tensor scanned along its first axis), without
+/// an input map: rows of at most 16 bytes (2, 4, 8 or 16 columns) scanned forwards are one 1-D
+/// scan of rows, each row a vector of the lanes' values under the lane-wise operator
+/// ([`crate::ops::lanewise`]: the 1-D scan's tuned 8- and 16-byte elements); any other number
+/// of columns that [`policy::column_shape`] takes, forwards or in reverse, is the column scan.
+/// Both read each row (or strip of a row) whole. `false` where neither applies.
 fn columns<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
     out: DevSlice<M::Elem>,
     lanes: &Lanes,
     how: &LaneScan<M::Elem>,
+    inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
-    let row_bytes = lanes.inner.saturating_mul(std::mem::size_of::<M::Elem>());
-    if k.mapped
-        || how.reverse
-        || lanes.outer != 1
-        || lanes.inner_stride != 1
-        || lanes.stride != lanes.inner
-        || row_bytes > STAGED_MAX_ELEM
-    {
+    if k.mapped || lanes.outer != 1 || lanes.inner_stride != 1 || lanes.stride != lanes.inner {
         return Ok(false);
     }
     let Some(inp) = inp.retype::<M::Elem>() else {
@@ -120,14 +117,78 @@ fn columns<M: Monoid, In: Element>(
     let (Some(inp), Some(out)) = (inp.prefix(n), out.prefix(n)) else {
         return Ok(false);
     };
-    match lanes.inner {
-        2 => columns_of::<M, 2>(k, inp, out, how, totals),
-        4 => columns_of::<M, 4>(k, inp, out, how, totals),
-        8 => columns_of::<M, 8>(k, inp, out, how, totals),
-        16 => columns_of::<M, 16>(k, inp, out, how, totals),
-        32 => columns_of::<M, 32>(k, inp, out, how, totals),
-        _ => Ok(false),
+    let row_bytes = lanes.inner.saturating_mul(std::mem::size_of::<M::Elem>());
+    if !how.reverse && row_bytes <= 16 {
+        let done = match lanes.inner {
+            2 => columns_of::<M, 2>(k, inp, out, how, totals)?,
+            4 => columns_of::<M, 4>(k, inp, out, how, totals)?,
+            8 => columns_of::<M, 8>(k, inp, out, how, totals)?,
+            16 => columns_of::<M, 16>(k, inp, out, how, totals)?,
+            _ => false,
+        };
+        if done {
+            return Ok(true);
+        }
     }
+    column_scan(k, inp, out, lanes, how, inits, totals)
+}
+
+/// The column scan of `lanes` (the columns of a row-major array), where its shape fits the
+/// device: `false` where it does not.
+fn column_scan<M: Monoid>(
+    k: &OpKernels<M>,
+    inp: DevSlice<M::Elem>,
+    out: DevSlice<M::Elem>,
+    lanes: &Lanes,
+    how: &LaneScan<M::Elem>,
+    inits: Option<DevSlice<M::Elem>>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<bool> {
+    let size = std::mem::size_of::<M::Elem>();
+    let Some(shape) = policy::column_shape(lanes.inner, size, &k.gpu.info.limits) else {
+        return Ok(false);
+    };
+    let kernel = k.kernels(KernelSet::ColumnScan {
+        shape,
+        reverse: how.reverse,
+    })?;
+    let rows = lanes.len as u64;
+    let (tiles, entries) = launch::column_tiles(&kernel, rows, size)?;
+    // The first wave's copies are paced as the staged scan's are; nothing is prefetched.
+    let plan = if shape.tma {
+        let plan = PrefetchPlan::new(
+            &k.gpu.tuning,
+            shape.tile_bytes(size) as usize,
+            tiles,
+            kernel.resident(Entry::ColumnScan, false),
+            k.gpu.info.mem_gbps,
+        )?;
+        Some(PrefetchPlan { ahead: 0, ..plan })
+    } else {
+        None
+    };
+    let (init, has_init) = match &how.init {
+        Some(Inits::Same(v)) => (*v, true),
+        _ => (k.m.identity(), false),
+    };
+    let stream = &k.gpu.stream;
+    let mut scratch = k.gpu.lock_scratch();
+    let lookback = scratch.lookback::<M::Elem>(stream, shape.layout, entries)?;
+    let args = ColumnScan {
+        inp,
+        out,
+        rows,
+        lookback,
+        exclusive: how.init.is_some(),
+        inits,
+        init,
+        has_init,
+        totals,
+    };
+    // SAFETY: `kernel` is the column-scan module of this operator, whose elements are
+    // `M::Elem`.
+    unsafe { launch::column_scan(stream, &kernel, &args, plan) }?;
+    Ok(true)
 }
 
 fn columns_of<M: Monoid, const C: usize>(

@@ -77,9 +77,10 @@ impl Loaded {
                         KernelSet::StagedScan(_)
                             | KernelSet::StagedReduce(_)
                             | KernelSet::RowStaged { .. }
+                            | KernelSet::ColumnScan { .. }
                     ) {
-                        // The staged scans' tiles and the staged reduce's stages may pass the
-                        // default 48 KiB: opt in.
+                        // The staged scans' and the column scan's tiles and the staged
+                        // reduce's stages may pass the default 48 KiB: opt in.
                         f.set_attribute(
                             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             i32::try_from(dynamic).unwrap_or(i32::MAX),

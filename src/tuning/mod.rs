@@ -10,6 +10,8 @@
 //!   where code is generated without a device ([`DeviceLimits::for_arch`]).
 //! - [`policy`]: which [`TileShape`] each kernel family gets for an element size, given the
 //!   limits and the tuning. Code generation only renders the shape it is given.
+//! - [`ColumnShape`]: the column scan's split of its tiles among threads (picked by
+//!   [`policy::column_shape`]).
 //! - [`PrefetchPlan`]: the per-launch L2 prefetch and pacing plan of the TMA kernels.
 //! - [`cost`]: the static estimate of a combine's cost, from which the policy decides whether
 //!   kernels inline the combine or call one outlined copy ([`CombineForm`]).
@@ -18,6 +20,7 @@
 //!   ahead-of-time warming alike.
 
 pub mod autotune;
+mod columns;
 pub mod cost;
 mod limits;
 pub mod plan;
@@ -26,6 +29,7 @@ mod prefetch;
 mod shape;
 
 pub use crate::codegen::CombineForm;
+pub use columns::ColumnShape;
 pub use limits::DeviceLimits;
 pub use policy::Purpose;
 pub use prefetch::PrefetchPlan;

@@ -46,13 +46,18 @@ impl StateLayout {
     /// (for the separate layout only the status; the values live in per-call scratch, two
     /// elements per tile), padded to whole [`STATE_SECTOR`]s so that no two tiles share one.
     pub fn status_bytes(&self, size: usize) -> u64 {
-        let words = match self {
+        self.entry_bytes(size).next_multiple_of(STATE_SECTOR)
+    }
+
+    /// Bytes of one status entry for elements of `size` bytes, unpadded: the words the
+    /// kernels write per publish (for the separate layout only the status word).
+    pub fn entry_bytes(&self, size: usize) -> u64 {
+        match self {
             StateLayout::Packed64 => 8,
             StateLayout::Packed128 => 16,
             StateLayout::Paired => 16 * size.div_ceil(8) as u64,
             StateLayout::Separate => 4,
-        };
-        words.next_multiple_of(STATE_SECTOR)
+        }
     }
 }
 

@@ -134,14 +134,28 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem* agg
 // over the preceding tiles a warp-wide window at a time until it meets an inclusive prefix,
 // publishes the tile's own inclusive prefix and returns (in lane 0) the tile's exclusive prefix,
 // seeded with init. The last tile writes the total to *total_out.
-__device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggregate, ms_u32 num_tiles,
+{% if absorbing %}//
+// The operator is a segmented lifting (the row kernels), whose elements with the flag set
+// absorb whatever precedes them: an aggregate with its flag set (a row starts in the tile) is
+// already the tile's inclusive prefix, so the tile publishes it as such at once and its
+// successors stop there, and a tile whose first element starts a row (`fresh`) needs no prefix
+// and does not look back. A window's lanes wait only for the tiles up to the nearest inclusive
+// prefix among them, not for the whole window.
+{% endif %}__device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggregate, ms_u32 num_tiles,
                                               ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32 epoch,
-                                              ms_elem init, int has_init, ms_elem* total_out) {
+                                              ms_elem init, int has_init, ms_elem* total_out{% if absorbing %},
+                                              bool fresh{% endif %}) {
     const unsigned lane = threadIdx.x & 31;
     ms_elem prefix = has_init ? init : MsOp::identity();
-    if (tile > 0) {
+{% if absorbing %}    const bool absorbs = aggregate.flag != 0;
+    if (tile > 0 && absorbs && lane == 0) {
+        ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, aggregate);
+    }
+    if (tile > 0 && !(fresh && absorbs)) {
+        if (lane == 0 && !absorbs) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
+{% else %}    if (tile > 0) {
         if (lane == 0) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_AGG, aggregate);
-        // Each step inspects MS_LB predecessors per lane (a window of 32 * MS_LB tiles):
+{% endif %}        // Each step inspects MS_LB predecessors per lane (a window of 32 * MS_LB tiles):
         // lane l owns tiles end-1-l*MS_LB-p, p = 0 (nearest) .. MS_LB-1, all loaded at once.
         ms_i64 end = tile;
         bool have = false;
@@ -166,8 +180,16 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
                 bool all = true;
 #pragma unroll
                 for (int p = 0; p < MS_LB; ++p) all = all && valid[p];
-                if (all) break;
-                if (spins > 4) __nanosleep(spins < 64 ? 20 : 200);
+{% if absorbing %}                bool incl = false;
+#pragma unroll
+                for (int p = 0; p < MS_LB; ++p) incl = incl || (valid[p] && kind[p] == MS_INCL);
+                // Every lane up to the nearest one holding an inclusive prefix must be ready.
+                const unsigned ready = __ballot_sync(MS_FULL, all);
+                const unsigned found = __ballot_sync(MS_FULL, incl);
+                const unsigned need = found ? (found ^ (found - 1)) : MS_FULL;
+                if ((ready & need) == need) break;
+{% else %}                if (all) break;
+{% endif %}                if (spins > 4) __nanosleep(spins < 64 ? 20 : 200);
 #pragma unroll
                 for (int p = 0; p < MS_LB; ++p) {
                     if (!valid[p]) {
@@ -207,8 +229,9 @@ __device__ __forceinline__ ms_elem ms_lookback(ms_u32 tile, const ms_elem& aggre
     }
     if (lane == 0) {
         const ms_elem inclusive = (tile > 0 || has_init) ? MsOp::combine(prefix, aggregate) : aggregate;
-        ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, inclusive);
-        if (total_out != 0 && tile == num_tiles - 1) *total_out = inclusive;
+{% if absorbing %}        if (tile == 0 || !absorbs) ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, inclusive);
+{% else %}        ms_publish(state, aggs, incls, tile, (epoch << 2) | MS_INCL, inclusive);
+{% endif %}        if (total_out != 0 && tile == num_tiles - 1) *total_out = inclusive;
     }
     return prefix;
 }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests (`mod common;` in each test file): strategies, the
 //! operators of the backend suites ([`cases`]) and of the JIT-latency classes ([`classes`]),
-//! the generic suite check ([`suite`]), and
+//! the generic suite check ([`suite`]), batched scans against the sequential backend
+//! ([`lanes`]), and
 //! comparing results exactly or within float tolerances derived from the rounding of the
 //! computation.
 //!
@@ -10,6 +11,7 @@
 pub mod cases;
 pub mod classes;
 pub mod gpu;
+pub mod lanes;
 pub mod strategies;
 pub mod suite;
 

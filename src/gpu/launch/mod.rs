@@ -7,6 +7,7 @@
 //! module was rendered for the element types the slices carry.
 
 mod buffer;
+mod columns;
 mod rate;
 mod rows;
 mod single_pass;
@@ -15,6 +16,7 @@ mod textbook;
 mod tiled;
 
 pub(crate) use buffer::{input, output, DevSlice};
+pub(crate) use columns::{column_scan, column_tiles, ColumnScan};
 pub(crate) use rate::combine_rate;
 pub(crate) use rows::{copy_lanes, row_scan, row_staged, RowScan};
 pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SinglePass};

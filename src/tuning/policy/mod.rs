@@ -2,8 +2,10 @@
 //! under a [`Tuning`]. Code generation renders whatever shape it is given; every choice of
 //! shape lives here.
 
+mod columns;
 mod shares;
 
+pub use columns::{column_shape, COLUMN_TILE_BYTES, MAX_COLUMNS, STRIP_BYTES};
 pub use shares::{reduce_shares, shares, Shares, MIN_SHARE_STEPS, SHARE_STAGES};
 
 use super::cost::CombineCost;

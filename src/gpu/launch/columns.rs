@@ -1,0 +1,141 @@
+//! The launch of the column scan: every column of a row-major array scanned down, one block
+//! per tile of whole rows.
+
+use super::{addr, config, holds, tiles32, DevSlice, LookbackState};
+use crate::codegen::{Entry, KernelSet};
+use crate::error::{Error, Result};
+use crate::gpu::module::Loaded;
+use crate::tuning::PrefetchPlan;
+use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
+
+/// Arguments of `column_scan`: `rows` rows of the module's columns, of `T`.
+pub(crate) struct ColumnScan<T> {
+    /// Input (`rows * columns` elements).
+    pub inp: DevSlice<T>,
+    /// Output (the same layout; may be the input).
+    pub out: DevSlice<T>,
+    /// Rows.
+    pub rows: u64,
+    /// The look-back state: [`ColumnShape::slots`](crate::tuning::ColumnShape::slots) entries
+    /// per tile.
+    pub lookback: LookbackState<T>,
+    /// Exclusive scans (else inclusive).
+    pub exclusive: bool,
+    /// One initial value per column.
+    pub inits: Option<DevSlice<T>>,
+    /// The initial value of every column when `has_init` and there are no `inits`.
+    pub init: T,
+    /// Whether `init` applies.
+    pub has_init: bool,
+    /// One total per column.
+    pub totals: Option<DevSlice<T>>,
+}
+
+/// The tiles of a column scan of `rows` rows (chunks of rows times strips) and the look-back
+/// entries they need, each within what a launch numbers (2^32 - 1).
+pub(crate) fn column_tiles(k: &Loaded, rows: u64, size: usize) -> Result<(u64, u64)> {
+    let KernelSet::ColumnScan { shape, .. } = k.set() else {
+        return Err(Error::invalid(
+            "internal: column_tiles needs a column-scan module",
+        ));
+    };
+    let tiles = rows
+        .div_ceil(shape.tile_rows())
+        .max(1)
+        .saturating_mul(shape.strips());
+    let entries = tiles.saturating_mul(shape.slots(size));
+    if entries > u64::from(u32::MAX) {
+        return Err(Error::invalid(format!(
+            "{rows} rows of {} columns need {tiles} tiles; a column scan handles at most {} tiles",
+            shape.columns,
+            u64::from(u32::MAX) / shape.slots(size)
+        )));
+    }
+    Ok((tiles, entries))
+}
+
+/// `column_scan` of a [`KernelSet::ColumnScan`] module, one block per tile; the TMA form also
+/// takes the launch's pacing plan (`plan`, exactly for that form).
+///
+/// # Safety
+/// `k` is such a module rendered for element type `T`.
+pub(crate) unsafe fn column_scan<T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    a: &ColumnScan<T>,
+    plan: Option<PrefetchPlan>,
+) -> Result<()> {
+    let KernelSet::ColumnScan { shape, .. } = k.set() else {
+        return Err(Error::invalid(
+            "internal: column_scan needs a column-scan module",
+        ));
+    };
+    let f = k.function(Entry::ColumnScan, false)?;
+    let smem = k.dynamic_smem(Entry::ColumnScan, false);
+    let size = std::mem::size_of::<T>();
+    let columns = u64::from(shape.columns);
+    let n = a
+        .rows
+        .checked_mul(columns)
+        .ok_or_else(|| Error::invalid(format!("{} rows of {columns} columns overflow", a.rows)))?;
+    let (tiles, entries) = column_tiles(k, a.rows, size)?;
+    let tiles32 = tiles32(tiles)?;
+    holds("the input", &a.inp, n)?;
+    holds("the output", &a.out, n)?;
+    if let Some(i) = &a.inits {
+        holds("the initial values", i, columns)?;
+    }
+    if let Some(t) = &a.totals {
+        holds("the totals", t, columns)?;
+    }
+    a.lookback.check(entries, shape.layout, size)?;
+    if plan.is_some() != shape.tma {
+        return Err(Error::invalid(
+            "internal: a pacing plan goes with the TMA form of the column scan, and only with it",
+        ));
+    }
+    let aligned = i32::from(a.inp.addr() % 16 == 0 && a.out.addr() % 16 == 0);
+    let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
+    let (aggs, incls) = a.lookback.values();
+    let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
+    let (inits, totals) = (addr(a.inits), addr(a.totals));
+    let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 rows, ms_u32 num_tiles, ms_state*
+    // state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int exclusive, const
+    // ms_elem* inits, ms_elem init, int has_init, ms_elem* totals, int aligned)` with ms_elem = T
+    // (the caller's obligation); in and out hold rows x columns elements, the state (and aggs
+    // and incls for the separate layout) `entries` entries, the slots of every tile, the
+    // counter its 16 words, inits and totals (when set) one element per column: all checked
+    // above, as is that every entry index fits the kernel's 32 bits. The grid is exactly
+    // `tiles` blocks, so every tile number the counter hands out is in range. `aligned` is set
+    // only when both buffers start on 16 bytes, as the bulk copy and the 16-byte stores of
+    // full tiles require; `smem` bytes were allowed by the function attribute set when the
+    // module was loaded. The TMA form takes one more argument, the plan (16 bytes by value; its
+    // pacing only delays a tile's copy, using the counter's second sector as the launch's
+    // clock), passed exactly for that form (checked above).
+    unsafe {
+        let mut b = s.launch_builder(f);
+        b.arg(&i)
+            .arg(&o)
+            .arg(&a.rows)
+            .arg(&tiles32)
+            .arg(&st)
+            .arg(&aggs)
+            .arg(&incls)
+            .arg(&counter)
+            .arg(&epoch)
+            .arg(&excl)
+            .arg(&inits)
+            .arg(&a.init)
+            .arg(&has)
+            .arg(&totals)
+            .arg(&aligned);
+        let plan_arg;
+        if let Some(p) = plan {
+            plan_arg = p;
+            b.arg(&plan_arg);
+        }
+        b.launch(config(tiles, shape.block, smem))
+    }?;
+    Ok(())
+}

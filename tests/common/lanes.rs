@@ -1,0 +1,57 @@
+//! Batched scans on the GPU against the sequential CPU backend: the scans every layout runs,
+//! and the comparison of each value and each lane's total.
+
+use monoscan::cpu::Sequential;
+use monoscan::lanes::{LaneScan, Lanes};
+use monoscan::{Backend, Gpu, Monoid};
+use std::fmt::Debug;
+
+/// Inclusive, exclusive from one value, exclusive from one value per lane (of `lanes`); each
+/// forward and reverse.
+pub fn scans<T: Copy>(lanes: usize, init: T, each: impl Fn(usize) -> T) -> Vec<LaneScan<T>> {
+    let inits: Vec<T> = (0..lanes).map(each).collect();
+    let forward = [
+        LaneScan::inclusive(),
+        LaneScan::exclusive(init),
+        LaneScan::exclusive_each(inits),
+    ];
+    let reverse: Vec<_> = forward.iter().cloned().map(LaneScan::reverse).collect();
+    forward.into_iter().chain(reverse).collect()
+}
+
+/// Whether a GPU value (or total) of lane `lane` is close enough to the sequential one.
+pub type Close<'a, T> = &'a dyn Fn(&T, &T, usize) -> bool;
+
+/// Scans `data` as `how` says on `g` and on the sequential backend; `close(got, want, lane)`
+/// compares each value (of lane `lane_of(index)`) and each lane's total.
+#[allow(clippy::too_many_arguments)]
+pub fn check<M: Monoid>(
+    g: &Gpu,
+    m: &M,
+    lanes: &Lanes,
+    data: &[M::Elem],
+    how: &LaneScan<M::Elem>,
+    what: &str,
+    lane_of: &dyn Fn(usize) -> usize,
+    close: Close<M::Elem>,
+) where
+    M::Elem: Debug,
+{
+    let (mut got, mut want) = (data.to_vec(), data.to_vec());
+    let totals = g.scan_lanes(m, lanes, &mut got, how).unwrap();
+    let want_totals = Sequential.scan_lanes(m, lanes, &mut want, how).unwrap();
+    if let Some(i) = (0..got.len()).find(|&i| !close(&got[i], &want[i], lane_of(i))) {
+        panic!(
+            "{what} {lanes:?} {how:?}: value {i} (lane {}) is {:?}, want {:?}",
+            lane_of(i),
+            got[i],
+            want[i]
+        );
+    }
+    if let Some(l) = (0..totals.len()).find(|&l| !close(&totals[l], &want_totals[l], l)) {
+        panic!(
+            "{what} {lanes:?} {how:?}: total {l} is {:?}, want {:?}",
+            totals[l], want_totals[l]
+        );
+    }
+}
