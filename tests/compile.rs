@@ -337,8 +337,8 @@ fn row_scans_compile() {
 
 /// The staged row scans: for values of 1, 2, 4, 8 and 16 bytes, forward and reverse (the
 /// segmented lifting of the operator, or of its opposite monoid), with and without an input map
-/// that keeps the value size, in the shape the policy gives the lifting on sm_`cc` (by tensor
-/// copies on sm_90, by `cp.async` on sm_80).
+/// that keeps the value size, in the shapes the policy gives the lifting on sm_`cc` for a batch
+/// of rows and for one row (by tensor copies on sm_90, by `cp.async` on sm_80).
 fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
     fn lifted<M: Monoid + Copy>(m: M, map: Option<CudaMap>) -> [(CudaOp, bool, usize); 2] {
         let with = |op: CudaOp| match &map {
@@ -363,21 +363,34 @@ fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
     ops.extend(lifted(MatMulMod::default(), None));
     ops.extend(lifted(Segmented::new(Max::<u64>::new()), None));
     let limits = DeviceLimits::for_arch(cc);
-    ops.into_iter()
-        .map(|(op, reverse, value_size)| {
-            let shape =
-                policy::row_staged_shape(value_size, op.elem_size, &limits, &Tuning::default())
-                    .unwrap()
-                    .unwrap_or_else(|| panic!("{}: no staged row shape on sm_{cc}", op.name));
+    let mut sets = Vec::new();
+    for (op, reverse, value_size) in ops {
+        // A batch of rows, and one row (a 1-D reverse scan: another tile on sm_90).
+        for rows in [2, 1] {
+            let shape = policy::row_staged_shape(
+                value_size,
+                op.elem_size,
+                rows,
+                &limits,
+                &Tuning::default(),
+            )
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: no staged row shape on sm_{cc}", op.name));
             assert_eq!(shape.tma, cc >= 90, "{}", op.name);
             let set = KernelSet::RowStaged {
                 shape,
                 reverse,
                 value_size,
             };
-            (op, set)
-        })
-        .collect()
+            if !sets
+                .iter()
+                .any(|(o, s): &(CudaOp, KernelSet)| o.name == op.name && *s == set)
+            {
+                sets.push((op.clone(), set));
+            }
+        }
+    }
+    sets
 }
 
 #[test]
@@ -413,7 +426,7 @@ fn staged_row_scans_compile() {
             ..Tuning::default()
         },
     ] {
-        let shape = policy::row_staged_shape(4, 8, &limits, &tuning)
+        let shape = policy::row_staged_shape(4, 8, 2, &limits, &tuning)
             .unwrap()
             .unwrap();
         assert_eq!(shape.tma, tuning.tma && shape.items == 32, "{shape:?}");
@@ -438,7 +451,7 @@ fn staged_row_scans_compile() {
 #[test]
 fn staged_row_scans_refuse_other_sizes() {
     let limits = DeviceLimits::for_arch(90);
-    let shape = policy::row_staged_shape(4, 8, &limits, &Tuning::default())
+    let shape = policy::row_staged_shape(4, 8, 2, &limits, &Tuning::default())
         .unwrap()
         .unwrap();
     let set = |value_size| KernelSet::RowStaged {

@@ -24,13 +24,13 @@ use monoscan::{Backend, Gpu, Map, Monoid};
 use std::fmt::Debug;
 use std::sync::Arc;
 
-/// Values per tile of the staged row kernel for `M`'s values on `g`, or `None` where the
-/// kernel does not apply (before sm_80): the register row kernel then runs, and the shapes
-/// below still cover it.
+/// Values per tile of the staged row kernel for a batch of rows of `M`'s values on `g`, or
+/// `None` where the kernel does not apply (before sm_80): the register row kernel then runs,
+/// and the shapes below still cover it.
 fn staged_tile<M: Monoid>(g: &Gpu) -> Option<usize> {
     let size = std::mem::size_of::<M::Elem>();
     let lifted = std::mem::size_of::<Flagged<M::Elem>>();
-    policy::row_staged_shape(size, lifted, &g.info().limits, g.tuning())
+    policy::row_staged_shape(size, lifted, 3, &g.info().limits, g.tuning())
         .unwrap()
         .map(|s| s.tile() as usize)
 }
@@ -218,7 +218,7 @@ fn row_scans_load_the_staged_module() {
     }
     let fetched = |op: monoscan::CudaOp, reverse: bool| {
         let plan = Plan::new(&op, g.info().limits, g.tuning());
-        let shape = plan.row_staged_shape(4).unwrap().unwrap();
+        let shape = plan.row_staged_shape(4, 64).unwrap().unwrap();
         let set = KernelSet::RowStaged {
             shape,
             reverse,

@@ -25,8 +25,8 @@ pub enum Kernels {
     /// aligned inputs on sm_80 and newer).
     Staged,
     /// Batched scans of contiguous rows (`monoscan::lanes`): the staged row kernel where the
-    /// architecture and the element size allow it, else the register one. Their operator is
-    /// the segmented lifting of `--op`.
+    /// architecture and the element size allow it, else the register one, as a launch over
+    /// several rows runs it. Their operator is the segmented lifting of `--op`.
     Rows,
     /// The same, with prefixes running from the end of each row (the lifting of the opposite
     /// monoid).
@@ -134,7 +134,8 @@ fn rows<S: Monoid>(lifted: S, args: &EmitArgs, reverse: bool) -> Result<String, 
         .map(|f| f.ty.size)
         .ok_or_else(|| CliError::Usage("internal: a lifting without values".to_string()))?;
     let plan = Plan::new(&op, DeviceLimits::for_arch(args.arch), &Tuning::default());
-    let set = match plan.row_staged_shape(value_size)? {
+    // A batch of rows: one row (a 1-D reverse scan) takes the 1-D staged scan's tile instead.
+    let set = match plan.row_staged_shape(value_size, 2)? {
         Some(shape) => KernelSet::RowStaged {
             shape,
             reverse,

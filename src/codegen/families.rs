@@ -86,16 +86,20 @@ struct TmaCtx {
 #[derive(Serialize)]
 struct RunCtx {
     linear: bool,
-    /// Bytes per access of the linear layout.
+    /// Elements per access group of the linear layout, and bytes per access.
+    group: usize,
     unit: usize,
     chains: u32,
 }
 
 impl RunCtx {
     fn of(s: &TileShape, elem_size: usize) -> Self {
+        // A chain's items are read in whole groups.
+        let items = s.items / s.chains.max(1);
         RunCtx {
             linear: s.linear,
-            unit: TileShape::unit(elem_size),
+            group: TileShape::linear_group(elem_size, items),
+            unit: TileShape::linear_unit(elem_size, items),
             chains: s.chains,
         }
     }

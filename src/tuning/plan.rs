@@ -128,14 +128,14 @@ impl Plan {
     }
 
     /// The tile shape of the staged row scan, whose module's operator is this plan's (the
-    /// segmented lifting of an operator over `value_size`-byte values): `None` where it does
-    /// not apply ([`policy::row_staged_shape`]), or where an input map reads inputs of another
-    /// size (the staged tile maps in place).
-    pub fn row_staged_shape(&self, value_size: usize) -> Result<Option<TileShape>> {
+    /// segmented lifting of an operator over `value_size`-byte values) in a launch over `rows`
+    /// rows: `None` where it does not apply ([`policy::row_staged_shape`]), or where an input
+    /// map reads inputs of another size (the staged tile maps in place).
+    pub fn row_staged_shape(&self, value_size: usize, rows: u64) -> Result<Option<TileShape>> {
         if self.in_size.is_some_and(|size| size != value_size) {
             return Ok(None);
         }
-        policy::row_staged_shape(value_size, self.elem_size, &self.limits, &self.tuning)
+        policy::row_staged_shape(value_size, self.elem_size, rows, &self.limits, &self.tuning)
     }
 
     /// Threads per block of the textbook kernels.

@@ -138,10 +138,31 @@ impl TileShape {
         name
     }
 
-    /// Bytes of the accesses the linear layout reads and writes elements of `size` bytes
-    /// with: the largest power of two up to 16 that divides the size.
+    /// The largest power of two up to 16 that divides `size`: the bytes of the accesses that
+    /// read and write an element of `size` bytes alone (or a group of elements of that many
+    /// bytes) wherever it starts in a tile.
     pub fn unit(size: usize) -> usize {
         (1usize << size.max(1).trailing_zeros()).min(16)
+    }
+
+    /// Elements the linear layout reads and writes together in a run (or a chain of a run) of
+    /// `items` elements of `size` bytes: the fewest whose bytes make whole 4-byte words (4 of
+    /// an odd size, 2 of a size of 2 mod 4, else 1) where that many divide the run, else 2
+    /// where two do, else 1. Their bytes go in units of [`TileShape::linear_unit`]: a 3-byte
+    /// element alone takes three 1-byte accesses, four of them three 4-byte ones.
+    pub fn linear_group(size: usize, items: u32) -> usize {
+        let size = size.max(1);
+        let want = 4 / (1usize << size.trailing_zeros().min(2));
+        [4, 2]
+            .into_iter()
+            .find(|&g| g <= want && items as usize % g == 0)
+            .unwrap_or(1)
+    }
+
+    /// Bytes of the linear layout's accesses for runs of `items` elements of `size` bytes:
+    /// the [`TileShape::unit`] of a group ([`TileShape::linear_group`]).
+    pub fn linear_unit(size: usize, items: u32) -> usize {
+        Self::unit(Self::linear_group(size, items) * size.max(1))
     }
 
     /// Tensor copies per tile in the TMA form: a box of the tensor map holds at most 256 rows

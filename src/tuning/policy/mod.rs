@@ -182,21 +182,27 @@ fn swizzleable(size: usize, items: u32) -> bool {
 }
 
 /// Items per thread of the linear layout for elements of `size` bytes: about 128 bytes a
-/// run, and an odd number of units between the runs of neighbouring threads where one exists
-/// (sizes that are not multiples of 32 bytes), so that a warp's accesses to its runs fall in
-/// distinct banks.
+/// run, a whole number of access groups ([`TileShape::linear_group`]: 4 elements of an odd
+/// size, 2 of a size of 2 mod 4, fewer where that exceeds 128 bytes), and an odd number of units between the runs of neighbouring
+/// threads where one exists (sizes that are not multiples of 32 bytes), so that a warp's
+/// accesses to its runs fall in distinct banks.
 fn linear_items(size: usize) -> u32 {
     let size = size.max(1);
+    // Groups of at most a run's ideal bytes.
+    let mut group = TileShape::linear_group(size, 4) as u32;
+    while group > 1 && group as usize * size > 128 {
+        group /= 2;
+    }
+    let unit = TileShape::unit(group as usize * size);
     let ideal = 128.0 / size as f64;
-    let near = (ideal.round() as u32).max(1);
-    let units = size / TileShape::unit(size);
-    let odd = |i: u32| (i as usize * units) % 2 == 1;
-    if odd(near) || units % 2 == 0 {
+    let near = ((ideal / f64::from(group)).round() as u32).max(1) * group;
+    let odd = |i: u32| (i as usize * size / unit) % 2 == 1;
+    if odd(near) || (group as usize * size / unit) % 2 == 0 {
         return near;
     }
     // The odd neighbour nearer to the ideal (the smaller on a tie).
-    let (below, above) = (near.saturating_sub(1).max(1), near + 1);
-    if below != near && odd(below) && (ideal - below as f64) <= (above as f64 - ideal) {
+    let (below, above) = (near.saturating_sub(group).max(group), near + group);
+    if below != near && odd(below) && (ideal - f64::from(below)) <= (f64::from(above) - ideal) {
         below
     } else {
         above
@@ -346,19 +352,31 @@ pub fn chains(cost: &CombineCost, tuning: &Tuning, shape: &TileShape, size: usiz
     }
 }
 
-/// The staged row scan's TMA form, by the size of the lifting's elements: (registers a thread
-/// of its kernel needs, threads per tile). ptxas, `--ptxas-options=-v`, on the row kernels of
-/// the built-in operators for sm_90: elements up to 8 bytes (values up to 4 bytes) fit in 32
-/// registers; at 32, 16-byte ones (i64, f64 values) spill 4 to 12 bytes and 24-byte ones
-/// (16-byte values) 80 to 126; at 40 the latter still spill 16 to 32 bytes, at 48 none do.
-/// Each tile size is the largest whose blocks, as many as shared memory allows, leave that
-/// many registers: 352 threads (5 blocks, 220 KiB of tiles per SM), 384 (4 blocks, 192 KiB),
-/// 320 (4 blocks, 160 KiB). (An outlined combine, called per use, can still spill: the
-/// forward kernel of the 2x2 matrix product mod p spills 144 bytes at 48 registers.)
-fn row_staged_registers(lifted_size: usize) -> (u32, u32) {
-    match lifted_size {
-        0..=8 => (32, 352),
-        9..=16 => (40, 384),
+/// The staged row scan's TMA form, by the size of the lifting's elements and whether the
+/// launch scans one row or several: (registers a thread of its kernel needs, threads per
+/// tile). ptxas, `--ptxas-options=-v`, on the row kernels of the built-in operators for sm_90:
+/// elements up to 8 bytes (values up to 4 bytes) fit in 32 registers; at 32, 16-byte ones
+/// (i64, f64 values) spill 4 to 12 bytes and 24-byte ones (16-byte values) 80 to 126; at 40
+/// the latter still spill 16 to 32 bytes, at 48 none do.
+///
+/// One row (a 1-D reverse scan) takes the largest tiles whose blocks, as many as shared
+/// memory allows, leave those registers, as the 1-D staged scan does: 352 threads (5 blocks
+/// of 44 KiB tiles per SM), 384 (4 blocks), 320 (4 blocks); sum i32 reverse at 2^28 ran at
+/// 0.99 of copy on an H100 with 352 threads against 0.97 with 128. Batches of rows do better
+/// with smaller tiles, more of them in flight per SM (sum f32 and affine f32 rows on an H100,
+/// fractions of copy against 352 and 384 threads): values up to 4 bytes take 128 threads (16
+/// KiB tiles, 13 blocks per SM; 4,096 x 4,096 rows 0.95-0.96 against 0.89-0.90, 16,384 x
+/// 1,024 0.87-0.88 against 0.84, 64 x 152,064 0.80 against 0.77; 64, 96 and 160 threads did
+/// worse on at least one shape), 8-byte values 256 (32 KiB, 6 blocks; affine rows 0.99
+/// against 0.96, 0.92 with 128 threads); 16-byte values keep 320. (An outlined combine,
+/// called per use, can still spill: the forward kernel of the 2x2 matrix product mod p
+/// spills 144 bytes at 48 registers.)
+fn row_staged_registers(lifted_size: usize, rows: u64) -> (u32, u32) {
+    match (lifted_size, rows <= 1) {
+        (0..=8, true) => (32, 352),
+        (0..=8, false) => (32, 128),
+        (9..=16, true) => (40, 384),
+        (9..=16, false) => (40, 256),
         _ => (48, 320),
     }
 }
@@ -374,7 +392,8 @@ fn blocks_with_registers(threads: u32, registers: u32) -> u32 {
 }
 
 /// The shape of the staged row scan (`templates/row_staged.cu`) for values of `value_size`
-/// bytes whose segmented lifting has elements of `lifted_size` bytes: the staged scan's tile
+/// bytes whose segmented lifting has elements of `lifted_size` bytes, in a launch over `rows`
+/// rows: the staged scan's tile
 /// of values ([`Purpose::Staged`]: one 128-byte row per thread, by tensor copies on sm_90),
 /// with the look-back state laid out for the lifted elements, and in the TMA form the residency
 /// its shared memory allows once the block's state holds lifted warp sums. `None` where the
@@ -382,33 +401,39 @@ fn blocks_with_registers(threads: u32, registers: u32) -> u32 {
 /// 16 bytes): the register row kernel runs instead.
 ///
 /// The TMA form asks for as many blocks per SM as shared memory allows
-/// (`__launch_bounds__(threads, blocks)`), which caps a thread's registers; where the default
-/// 352 threads would leave the lifted elements too few (see `row_staged_registers`), the tile
-/// has fewer or more threads and the bound fewer blocks, so that the kernel does not spill.
+/// (`__launch_bounds__(threads, blocks)`), which caps a thread's registers; its threads per
+/// tile depend on the lifted elements' size and on whether there is more than one row (see
+/// `row_staged_registers`), chosen so that the bound leaves the lifted elements their
+/// registers and the kernel does not spill.
 /// A shape the tuning sets is taken as it is, with the blocks its shared memory allows.
 ///
 /// ```
 /// use monoscan::tuning::{policy, DeviceLimits, Tuning};
 /// let h100 = DeviceLimits::for_arch(90);
+/// let t = Tuning::default();
 /// // Rows of f32: 4-byte values, the lifting's {value, flag} 8 bytes.
-/// let s = policy::row_staged_shape(4, 8, &h100, &Tuning::default())?.unwrap();
+/// let s = policy::row_staged_shape(4, 8, 1000, &h100, &t)?.unwrap();
 /// assert!(s.staged && s.tma);
+/// assert_eq!((s.block, s.items, s.min_blocks), (128, 32, 13));
+/// // One row: the 1-D staged scan's tile.
+/// let s = policy::row_staged_shape(4, 8, 1, &h100, &t)?.unwrap();
 /// assert_eq!((s.block, s.items, s.min_blocks), (352, 32, 5));
 /// // Rows of f64 (16-byte lifted elements) and of 16-byte affine maps (24 bytes lifted).
-/// let s = policy::row_staged_shape(8, 16, &h100, &Tuning::default())?.unwrap();
-/// assert_eq!((s.block, s.items, s.min_blocks), (384, 16, 4));
-/// let s = policy::row_staged_shape(16, 24, &h100, &Tuning::default())?.unwrap();
+/// let s = policy::row_staged_shape(8, 16, 1000, &h100, &t)?.unwrap();
+/// assert_eq!((s.block, s.items, s.min_blocks), (256, 16, 6));
+/// let s = policy::row_staged_shape(16, 24, 1000, &h100, &t)?.unwrap();
 /// assert_eq!((s.block, s.items, s.min_blocks), (320, 8, 4));
 /// // On sm_80, cp.async and no bound on blocks; 12-byte values are not staged.
 /// let a100 = DeviceLimits::for_arch(80);
-/// let s = policy::row_staged_shape(4, 8, &a100, &Tuning::default())?.unwrap();
+/// let s = policy::row_staged_shape(4, 8, 1000, &a100, &t)?.unwrap();
 /// assert!(s.staged && !s.tma && s.min_blocks == 0);
-/// assert!(policy::row_staged_shape(12, 16, &h100, &Tuning::default())?.is_none());
+/// assert!(policy::row_staged_shape(12, 16, 1000, &h100, &t)?.is_none());
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 pub fn row_staged_shape(
     value_size: usize,
     lifted_size: usize,
+    rows: u64,
     limits: &DeviceLimits,
     tuning: &Tuning,
 ) -> Result<Option<TileShape>> {
@@ -422,7 +447,7 @@ pub fn row_staged_shape(
     if !shape.staged || shape.linear || !matches!(value_size, 1 | 2 | 4 | 8 | 16) {
         return Ok(None);
     }
-    let (registers, block) = row_staged_registers(lifted_size);
+    let (registers, block) = row_staged_registers(lifted_size, rows);
     let own = tuning.staged.is_none() && shape.tma;
     if own {
         shape.block = block;

@@ -184,8 +184,10 @@ fn register_cap(threads: u32, blocks: u32) -> u32 {
 #[test]
 fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
     // The caps ptxas applied: 32 for 5 x 352 and 5 x 320, 40 for 4 x 352 and 4 x 384,
-    // 48 for 4 x 320, 56 for 3 x 352.
+    // 48 for 4 x 320, 56 for 3 x 352; the rule gives 32 for 13 x 128 and 40 for 6 x 256.
     for (threads, blocks, cap) in [
+        (128, 13, 32),
+        (256, 6, 40),
         (352, 5, 32),
         (320, 5, 32),
         (352, 4, 40),
@@ -196,30 +198,42 @@ fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
         assert_eq!(register_cap(threads, blocks), cap, "{threads} x {blocks}");
     }
     let t = Tuning::default();
-    for (value, lifted, block, blocks) in [
-        (1, 8, 352, 5),
-        (2, 8, 352, 5),
-        (4, 8, 352, 5),
-        (8, 12, 384, 4),
-        (8, 16, 384, 4),
-        (16, 20, 320, 4),
-        (16, 24, 320, 4),
-        (16, 32, 320, 4),
+    // (value, lifted, rows, threads, blocks per SM)
+    for (value, lifted, rows, block, blocks) in [
+        (1, 8, 2, 128, 13),
+        (2, 8, 2, 128, 13),
+        (4, 8, 2, 128, 13),
+        (4, 8, 1 << 20, 128, 13),
+        (8, 12, 2, 256, 6),
+        (8, 16, 2, 256, 6),
+        (16, 20, 2, 320, 4),
+        (16, 24, 2, 320, 4),
+        (16, 32, 2, 320, 4),
+        // One row: the 1-D staged scan's tiles.
+        (1, 8, 1, 352, 5),
+        (4, 8, 1, 352, 5),
+        (8, 12, 1, 384, 4),
+        (8, 16, 1, 384, 4),
+        (16, 24, 1, 320, 4),
     ] {
-        let s = row_staged_shape(value, lifted, &hopper(), &t)
+        let s = row_staged_shape(value, lifted, rows, &hopper(), &t)
             .unwrap()
             .unwrap();
         assert!(s.staged && s.tma, "{value}/{lifted}: {s:?}");
-        assert_eq!((s.block, s.min_blocks), (block, blocks), "{value}/{lifted}");
+        assert_eq!(
+            (s.block, s.min_blocks),
+            (block, blocks),
+            "{value}/{lifted} x {rows}"
+        );
         assert_eq!(s.items as usize * value, 128);
         assert!(s.tma_fits(value));
         assert_eq!(s.layout, StateLayout::for_size(lifted));
         let smem = s.row_staged_smem_bytes(value, lifted);
         assert!(hopper().blocks_per_sm(s.block, smem) >= s.min_blocks);
-        let (registers, _) = row_staged_registers(lifted);
+        let (registers, _) = row_staged_registers(lifted, rows);
         assert!(
             register_cap(s.block, s.min_blocks) >= registers,
-            "{value}/{lifted}"
+            "{value}/{lifted} x {rows}"
         );
         // The block state holds lifted warp sums and prefix, a tile number, an mbarrier.
         let state = s.tma_state_bytes(lifted);
@@ -227,15 +241,17 @@ fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
             state >= (s.block as usize / 32 + 1) * lifted + 4 + 8,
             "{value}/{lifted}"
         );
-        // sm_80: cp.async, a tile of values only.
-        let a = row_staged_shape(value, lifted, &DeviceLimits::for_arch(80), &t)
+        // sm_80: cp.async, a tile of values only, whatever the rows.
+        let a = row_staged_shape(value, lifted, rows, &DeviceLimits::for_arch(80), &t)
             .unwrap()
             .unwrap();
         assert!(a.staged && !a.tma && a.min_blocks == 0);
         assert_eq!(a.row_staged_smem_bytes(value, lifted), a.tile_bytes(value));
     }
-    assert!(row_staged_shape(12, 16, &hopper(), &t).unwrap().is_none());
-    assert!(row_staged_shape(4, 8, &DeviceLimits::for_arch(75), &t)
+    assert!(row_staged_shape(12, 16, 2, &hopper(), &t)
+        .unwrap()
+        .is_none());
+    assert!(row_staged_shape(4, 8, 2, &DeviceLimits::for_arch(75), &t)
         .unwrap()
         .is_none());
     // A tuning's shape is taken as it is.
@@ -243,7 +259,9 @@ fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
         staged: Some(ShapeChoice::new(352, 16)),
         ..Tuning::default()
     };
-    let s = row_staged_shape(8, 16, &hopper(), &own).unwrap().unwrap();
+    let s = row_staged_shape(8, 16, 2, &hopper(), &own)
+        .unwrap()
+        .unwrap();
     assert_eq!((s.block, s.items, s.min_blocks), (352, 16, 5));
 }
 
@@ -268,7 +286,7 @@ fn every_element_size_up_to_128_bytes_is_staged() {
                 // Runs of about 128 bytes, an odd number of units apart where one exists.
                 let run = s.items as usize * size;
                 assert!((64..=256).contains(&run) || s.items == 1, "{size}: {s:?}");
-                let units = run / TileShape::unit(size);
+                let units = run / TileShape::linear_unit(size, s.items);
                 assert!(units % 2 == 1 || size % 32 == 0, "{size}: {s:?}");
                 assert!(s.tile_bytes(size) <= 44 * 1024, "{size}: {s:?}");
             }
@@ -283,9 +301,45 @@ fn every_element_size_up_to_128_bytes_is_staged() {
 }
 
 #[test]
+fn linear_groups_make_whole_words() {
+    // (size, items per run or chain, elements per group, bytes per access)
+    for (size, items, group, unit) in [
+        (3, 44, 4, 4),
+        (3, 42, 2, 2),
+        (3, 43, 1, 1),
+        (5, 28, 4, 4),
+        (6, 22, 2, 4),
+        (6, 21, 1, 2),
+        (7, 20, 4, 4),
+        (12, 11, 1, 4),
+        (24, 5, 1, 8),
+        (48, 3, 1, 16),
+    ] {
+        assert_eq!(
+            TileShape::linear_group(size, items),
+            group,
+            "{size} x {items}"
+        );
+        assert_eq!(
+            TileShape::linear_unit(size, items),
+            unit,
+            "{size} x {items}"
+        );
+    }
+}
+
+#[test]
 fn linear_runs_and_residency() {
     let h100 = hopper();
-    for (size, items, block) in [(12, 11, 320), (24, 5, 352), (48, 3, 288), (3, 43, 320)] {
+    for (size, items, block) in [
+        (12, 11, 320),
+        (24, 5, 352),
+        (48, 3, 288),
+        (3, 44, 320),
+        (5, 28, 320),
+        (6, 22, 320),
+        (7, 20, 320),
+    ] {
         let s = shape(size, 90, Purpose::Staged).unwrap();
         assert_eq!((s.items, s.block), (items, block), "{size} bytes: {s:?}");
     }
