@@ -39,10 +39,16 @@ pub fn device_key(name: &str, cc: u32, sms: u32) -> String {
     format!("{}-sm{cc}-{sms}", name.trim_matches('-'))
 }
 
+/// The generation of the autotuner's candidate shapes, hashed into every record's name: a
+/// record chose among one generation's candidates, so a record of another is not read (the
+/// operator is tuned again; `monoscan cache clear` removes the old file with the rest). It
+/// changes whenever the candidates, or what a stored shape runs, change.
+const CANDIDATES: u32 = 2;
+
 /// An operator as records name it: a SHA-256 of its whole device description (types, code,
-/// parameters, input map), hex.
+/// parameters, input map) and of the candidates' generation, hex.
 pub fn op_digest(op: &CudaOp) -> String {
-    let digest = Sha256::digest(format!("{op:?}").as_bytes());
+    let digest = Sha256::digest(format!("candidates {CANDIDATES}: {op:?}").as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -209,6 +209,13 @@ fn linear_items(size: usize) -> u32 {
     }
 }
 
+/// Threads per tile of the staged scan's linear layout for runs of `run_bytes`: whole warps
+/// whose runs fill at most 44 KiB with the TMA (five blocks per SM), 32 KiB without.
+pub fn linear_threads(run_bytes: usize, tma: bool) -> u32 {
+    let budget = if tma { 44 * 1024 } else { 32 * 1024 };
+    ((budget / run_bytes.max(1)) / 32 * 32).clamp(32, 1024) as u32
+}
+
 /// The staged scan's shape (`staged == false` when elements of `size` bytes cannot be staged
 /// on this device).
 ///
@@ -245,10 +252,7 @@ fn staged_shape(
             32 | 64 | 128 => (256, (128 / size) as u32, LOOKBACK),
             _ => {
                 let items = linear_items(size1);
-                let run = items as usize * size1;
-                let budget = if tma { 44 * 1024 } else { 32 * 1024 };
-                let block = ((budget / run) / 32 * 32).clamp(32, 1024) as u32;
-                (block, items, LOOKBACK)
+                (linear_threads(items as usize * size1, tma), items, LOOKBACK)
             }
         },
     };
