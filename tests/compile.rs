@@ -365,8 +365,8 @@ fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
     let limits = DeviceLimits::for_arch(cc);
     let mut sets = Vec::new();
     for (op, reverse, value_size) in ops {
-        // A batch of rows, and one row (a 1-D reverse scan: another tile on sm_90).
-        for rows in [2, 1] {
+        // A batch of rows, and one row (a 1-D reverse scan), where its tile differs (sm_90).
+        let set = |rows| {
             let shape = policy::row_staged_shape(
                 value_size,
                 op.elem_size,
@@ -377,17 +377,16 @@ fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
             .unwrap()
             .unwrap_or_else(|| panic!("{}: no staged row shape on sm_{cc}", op.name));
             assert_eq!(shape.tma, cc >= 90, "{}", op.name);
-            let set = KernelSet::RowStaged {
+            KernelSet::RowStaged {
                 shape,
                 reverse,
                 value_size,
-            };
-            if !sets
-                .iter()
-                .any(|(o, s): &(CudaOp, KernelSet)| o.name == op.name && *s == set)
-            {
-                sets.push((op.clone(), set));
             }
+        };
+        let (batch, one) = (set(2), set(1));
+        sets.push((op.clone(), batch));
+        if one != batch {
+            sets.push((op, one));
         }
     }
     sets

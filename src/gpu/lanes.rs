@@ -17,7 +17,7 @@ use crate::monoid::Monoid;
 use crate::ops::lanewise::{Lanes as VecLanes, Lanewise};
 use crate::ops::{Flagged, Reversed, Segmented};
 use crate::tuning::policy;
-use crate::tuning::{Pace, PrefetchPlan, Purpose, TileShape};
+use crate::tuning::{PrefetchPlan, Purpose, TileShape};
 use crate::Algorithm;
 use cudarc::driver::CudaSlice;
 
@@ -299,14 +299,8 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
             } else {
                 TensorMap::unused()
             };
-            // A batch of rows is not paced unless the tuning sets a rate: its tiles are
-            // smaller and its look-backs end at row starts, and unpaced it ran faster on an
-            // H100 (16 KiB tiles of f32 rows, fractions of copy: 4,096 x 4,096 0.97 against
-            // 0.95, 16,384 x 1,024 0.91 against 0.88). One row is paced as the 1-D scan is.
             let mut tuning = k.gpu.tuning.clone();
-            if count > 1 && tuning.pace == Pace::Auto {
-                tuning.pace = Pace::Off;
-            }
+            tuning.pace = policy::row_pace(tuning.pace, count);
             let plan = PrefetchPlan::new(
                 &tuning,
                 shape.tile_bytes(value_size),
