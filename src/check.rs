@@ -254,7 +254,7 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
     let in_size = op.input.as_ref().map_or(size, |m| m.in_size);
     let cost = crate::tuning::cost::CombineCost::of(op);
     for t in [&tuning, &no_tma] {
-        let mut staged = shape(Purpose::Staged, t)?;
+        let mut staged = policy::staged_scan_shape(size, &cost, &limits, t)?;
         if staged.staged {
             staged.chains = policy::chains(&cost, t, &staged, size);
         }

@@ -26,7 +26,8 @@ pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
 }
 
 /// The staged-scan shapes timed for `size`-byte elements with a combine of `cost` on a device
-/// with `limits`: the policy's shape first, then variants of it: fewer threads per tile (more,
+/// with `limits`: the policy's shape first ([`policy::staged_scan_shape`]; where that takes
+/// long runs, the shape of runs of about 128 bytes next), then variants of it: fewer threads per tile (more,
 /// smaller tiles: a shorter life per tile), runs one access group longer (where the linear
 /// layout reads groups of several elements), the residency bound lifted or imposed (registers
 /// against resident blocks; two blocks per SM as a middle ground), the other layout where both apply (32-byte and larger
@@ -52,7 +53,7 @@ pub fn candidates(
             chains,
             ..tuning.clone()
         };
-        let mut s = policy::tile_shape(size, limits, &t, Purpose::Staged).ok()?;
+        let mut s = policy::staged_scan_shape(size, cost, limits, &t).ok()?;
         s.chains = policy::chains(cost, &t, &s, size);
         Some(s)
     };
@@ -60,6 +61,11 @@ pub fn candidates(
         return out;
     };
     push(Some(base));
+    // Where the policy takes long runs, the runs of about 128 bytes it takes otherwise.
+    if let Ok(mut short) = policy::tile_shape(size, limits, tuning, Purpose::Staged) {
+        short.chains = policy::chains(cost, tuning, &short, size);
+        push(Some(short));
+    }
     let expensive = cost.weight > INLINE_MAX_WEIGHT;
     if expensive {
         for chains in [1, 4] {
@@ -231,20 +237,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cheap() -> CombineCost {
-        CombineCost {
-            weight: 1,
-            ..CombineCost::default()
-        }
-    }
-
-    fn dear() -> CombineCost {
-        CombineCost {
-            weight: 200,
-            ..CombineCost::default()
-        }
-    }
+    use crate::tuning::cost::samples::{cheap, dear};
 
     #[test]
     fn measured_classes_are_not_tuned() {
@@ -283,9 +276,16 @@ mod tests {
         ] {
             let c = candidates(size, &cost, &h100, &t);
             assert!(c.len() >= 2 && c.len() <= MAX_CANDIDATES, "{size}: {c:?}");
-            let mut base = policy::tile_shape(size, &h100, &t, Purpose::Staged).unwrap();
+            let mut base = policy::staged_scan_shape(size, &cost, &h100, &t).unwrap();
             base.chains = policy::chains(&cost, &t, &base, size);
             assert_eq!(c[0], base, "{size}");
+            // Long runs are also timed against runs of about 128 bytes.
+            let short = policy::tile_shape(size, &h100, &t, Purpose::Staged).unwrap();
+            assert!(
+                c.iter()
+                    .any(|s| (s.block, s.items) == (short.block, short.items)),
+                "{size}: {c:?}"
+            );
             for (i, s) in c.iter().enumerate() {
                 assert!(s.staged && s.tile_bytes(size) % 16 == 0, "{size}: {s:?}");
                 assert!(s.staged_smem_bytes(size) <= h100.shared_per_block_optin as usize);
@@ -305,6 +305,9 @@ mod tests {
             c.iter().any(|s| s.linear && s.items == c[0].items + 4),
             "{c:?}"
         );
+        // Cheap combines of 40 bytes run long runs first.
+        let c = candidates(40, &cheap(), &h100, &t);
+        assert_eq!((c[0].block, c[0].items), (128, 13));
         // 64-byte elements try the linear layout beside the swizzled one.
         let c = candidates(64, &cheap(), &h100, &t);
         assert!(

@@ -336,6 +336,27 @@ fn strip(code: &str) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
+/// Costs for the policy's and the autotuner's tests: one the kernels inline, one above
+/// [`crate::tuning::policy::INLINE_MAX_WEIGHT`].
+#[cfg(test)]
+pub(crate) mod samples {
+    use super::CombineCost;
+
+    pub(crate) fn cheap() -> CombineCost {
+        CombineCost {
+            weight: 1,
+            ..CombineCost::default()
+        }
+    }
+
+    pub(crate) fn dear() -> CombineCost {
+        CombineCost {
+            weight: 200,
+            ..CombineCost::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,7 +105,7 @@ impl Plan {
     }
 
     /// The tile shape for `purpose` (an installed autotuned shape for the staged scan, else the
-    /// shape policy's, chosen once, with the staged kernels' chains from the combine's cost).
+    /// shape policy's, [`policy::staged_scan_shape`] for the staged scan, chosen once, with the staged kernels' chains from the combine's cost).
     /// The staged kernels map in place, so an input map that changes the element size turns
     /// them off.
     pub fn shape(&self, purpose: Purpose) -> Result<TileShape> {
@@ -116,7 +116,12 @@ impl Plan {
         if let Some(s) = slot.get() {
             return Ok(*s);
         }
-        let mut s = policy::tile_shape(self.elem_size, &self.limits, &self.tuning, purpose)?;
+        let mut s = match purpose {
+            Purpose::Staged => {
+                policy::staged_scan_shape(self.elem_size, &self.cost, &self.limits, &self.tuning)?
+            }
+            _ => policy::tile_shape(self.elem_size, &self.limits, &self.tuning, purpose)?,
+        };
         if self.in_size.is_some_and(|size| size != self.elem_size) {
             s.staged = false;
             s.tma = false;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tuning::cost::samples::{cheap, dear};
 
 fn hopper() -> DeviceLimits {
     DeviceLimits::for_arch(90)
@@ -138,13 +139,17 @@ fn tma_loads_staged_tiles_of_128_byte_runs_on_sm90() {
         assert_eq!(older.min_blocks, 0);
     }
     // An H100's or H200's 228 KiB (1 KiB reserved per block) hold 5 of the TMA form's
-    // 44 KiB tiles with their state (two boxes of 176 rows each), 13 of the cp.async
-    // form's 16 KiB i32 tiles, and 6 of its 32 KiB tiles of 16-byte elements.
-    for size in [1, 2, 4, 8, 16] {
+    // 44 KiB tiles with their state (two boxes of 176 rows each), 13 of its 16 KiB tiles of
+    // 1-byte elements and of the cp.async form's 16 KiB i32 tiles, and 6 of its 32 KiB tiles
+    // of 16-byte elements.
+    for size in [2, 4, 8, 16] {
         let s = shape(size, 90, Purpose::Staged).unwrap();
         assert_eq!((s.block, s.min_blocks), (352, 5), "{size}");
         assert_eq!((s.tma_boxes(), s.tma_rows()), (2, 176), "{size}");
     }
+    let bytes = shape(1, 90, Purpose::Staged).unwrap();
+    assert_eq!((bytes.block, bytes.min_blocks), (128, 13));
+    assert_eq!((bytes.tma_boxes(), bytes.tma_rows()), (1, 128));
     let older = shape(4, 80, Purpose::Staged).unwrap();
     let h100 = hopper();
     assert_eq!(older.block, 128);
@@ -366,16 +371,61 @@ fn linear_runs_and_residency() {
 }
 
 #[test]
+fn cheap_large_elements_take_long_runs_on_sm90() {
+    let t = Tuning::default();
+    let (cheap, dear) = (cheap(), dear());
+    let h100 = hopper();
+    for size in 17..=LONG_RUN_MAX_ELEM {
+        let s = staged_scan_shape(size, &cheap, &h100, &t).unwrap();
+        let run = s.items as usize * size;
+        assert!(s.staged && s.linear && s.tma, "{size}: {s:?}");
+        assert_eq!((s.block, s.items % 2), (LONG_RUN_THREADS, 1), "{size}");
+        assert!(run.abs_diff(LONG_RUN_BYTES) <= size, "{size}: {run}");
+        // Three tiles an SM.
+        assert!(
+            h100.blocks_per_sm(s.block, s.staged_smem_bytes(size)) >= 3,
+            "{size}"
+        );
+    }
+    // Everything else keeps the shape of runs of about 128 bytes.
+    let elsewhere = [
+        (16, cheap, 90, t.clone()),
+        (65, cheap, 90, t.clone()),
+        (40, dear, 90, t.clone()),
+        (40, cheap, 80, t.clone()),
+        (
+            40,
+            cheap,
+            90,
+            Tuning {
+                tma: false,
+                ..t.clone()
+            },
+        ),
+        (
+            40,
+            cheap,
+            90,
+            Tuning {
+                staged: Some(ShapeChoice::new(64, 8)),
+                ..t.clone()
+            },
+        ),
+    ];
+    for (size, cost, cc, tuning) in elsewhere {
+        let limits = DeviceLimits::for_arch(cc);
+        assert_eq!(
+            staged_scan_shape(size, &cost, &limits, &tuning).unwrap(),
+            tile_shape(size, &limits, &tuning, Purpose::Staged).unwrap(),
+            "{size} bytes on sm_{cc}"
+        );
+    }
+}
+
+#[test]
 fn expensive_combines_fold_in_two_chains() {
     let t = Tuning::default();
-    let cheap = CombineCost {
-        weight: 1,
-        ..CombineCost::default()
-    };
-    let dear = CombineCost {
-        weight: 200,
-        ..CombineCost::default()
-    };
+    let (cheap, dear) = (cheap(), dear());
     let s8 = shape(8, 90, Purpose::Staged).unwrap();
     assert_eq!(chains(&cheap, &t, &s8, 8), 1);
     assert_eq!(chains(&dear, &t, &s8, 8), 2);
