@@ -169,8 +169,8 @@ pub fn tile_shape(
 }
 
 /// The staged scan's shape for elements of `size` bytes whose combine costs `cost`: the
-/// tuning's shape where it sets one; else, for cheap combines of elements of 17 to
-/// [`LONG_RUN_MAX_ELEM`] bytes on sm_90, long runs in the linear layout
+/// tuning's shape where it sets one; else, for cheap combines of elements of whole 4-byte
+/// words from 20 to [`LONG_RUN_MAX_ELEM`] bytes on sm_90, long runs in the linear layout
 /// ([`long_run_items`] elements of about [`LONG_RUN_BYTES`] a thread, [`LONG_RUN_THREADS`]
 /// threads a tile); else [`tile_shape`]'s.
 ///
@@ -181,7 +181,9 @@ pub fn tile_shape(
 /// dominate: on an H100, 1 GiB of 40-byte elements scans at 0.92 of copy in runs of 13
 /// against 0.71 in runs of about 128 bytes, 48-byte ones at 0.90 against 0.69, 64-byte ones
 /// at 0.83 against 0.47. Expensive combines keep [`tile_shape`]'s runs: a long run is a
-/// long chain of their latencies.
+/// long chain of their latencies. So do sizes that are not whole words: an odd count of them
+/// is no whole number of the linear layout's word groups
+/// ([`TileShape::linear_group`]), and the run would be read a byte or two at a time.
 ///
 /// ```
 /// use monoscan::ops::Sum;
@@ -204,7 +206,8 @@ pub fn staged_scan_shape(
         && tuning.tma
         && limits.cc >= 90
         && cost.weight <= INLINE_MAX_WEIGHT
-        && (17..=LONG_RUN_MAX_ELEM).contains(&size);
+        && (17..=LONG_RUN_MAX_ELEM).contains(&size)
+        && size % 4 == 0;
     if !long {
         return tile_shape(size, limits, tuning, Purpose::Staged);
     }

@@ -375,7 +375,7 @@ fn cheap_large_elements_take_long_runs_on_sm90() {
     let t = Tuning::default();
     let (cheap, dear) = (cheap(), dear());
     let h100 = hopper();
-    for size in 17..=LONG_RUN_MAX_ELEM {
+    for size in (20..=LONG_RUN_MAX_ELEM).step_by(4) {
         let s = staged_scan_shape(size, &cheap, &h100, &t).unwrap();
         let run = s.items as usize * size;
         assert!(s.staged && s.linear && s.tma, "{size}: {s:?}");
@@ -390,6 +390,9 @@ fn cheap_large_elements_take_long_runs_on_sm90() {
     // Everything else keeps the shape of runs of about 128 bytes.
     let elsewhere = [
         (16, cheap, 90, t.clone()),
+        (17, cheap, 90, t.clone()),
+        (22, cheap, 90, t.clone()),
+        (63, cheap, 90, t.clone()),
         (65, cheap, 90, t.clone()),
         (40, dear, 90, t.clone()),
         (40, cheap, 80, t.clone()),
