@@ -27,12 +27,13 @@ pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
 
 /// The staged-scan shapes timed for `size`-byte elements with a combine of `cost` on a device
 /// with `limits`: the policy's shape first ([`policy::staged_scan_shape`]; where that takes
-/// long runs, the shape of runs of about 128 bytes next), then variants of it: fewer threads per tile (more,
-/// smaller tiles: a shorter life per tile), runs one access group longer (where the linear
-/// layout reads groups of several elements), the residency bound lifted or imposed (registers
-/// against resident blocks; two blocks per SM as a middle ground), the other layout where both apply (32-byte and larger
-/// power-of-two sizes), and, for expensive combines, 1, 2 and 4 chains. At most
-/// [`MAX_CANDIDATES`], each one the policy accepts, none twice.
+/// long runs, the shape of runs of about 128 bytes next), then variants of it: fewer threads
+/// per tile (more, smaller tiles: a shorter life per tile), runs one access group longer
+/// (where the linear layout reads groups of several elements), the residency bound lifted or
+/// imposed (registers against resident blocks; two blocks per SM as a middle ground), the
+/// other layout where both apply (32-byte and larger power-of-two sizes), and, for expensive
+/// combines, 1, 2 and 4 chains. At most [`MAX_CANDIDATES`], each one the policy accepts, none
+/// twice.
 pub fn candidates(
     size: usize,
     cost: &CombineCost,

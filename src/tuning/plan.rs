@@ -105,7 +105,8 @@ impl Plan {
     }
 
     /// The tile shape for `purpose` (an installed autotuned shape for the staged scan, else the
-    /// shape policy's, [`policy::staged_scan_shape`] for the staged scan, chosen once, with the staged kernels' chains from the combine's cost).
+    /// shape policy's, [`policy::staged_scan_shape`] for the staged scan, chosen once, with the
+    /// staged kernels' chains from the combine's cost).
     /// The staged kernels map in place, so an input map that changes the element size turns
     /// them off.
     pub fn shape(&self, purpose: Purpose) -> Result<TileShape> {

@@ -3,13 +3,15 @@
 //! shape lives here.
 
 mod columns;
+mod rows;
 mod shares;
 
 pub use columns::{column_shape, COLUMN_TILE_BYTES, MAX_COLUMNS, STRIP_BYTES};
+pub use rows::{row_pace, row_staged_shape};
 pub use shares::{reduce_shares, shares, Shares, MIN_SHARE_STEPS, SHARE_STAGES};
 
 use super::cost::CombineCost;
-use super::{CombineForm, DeviceLimits, Pace, ShapeChoice, StateLayout, TileShape, Tuning};
+use super::{CombineForm, DeviceLimits, ShapeChoice, StateLayout, TileShape, Tuning};
 use crate::error::{Error, Result};
 
 /// What a tile shape is for: the single-pass scan prefers larger tiles (fewer look-back
@@ -443,143 +445,6 @@ pub fn chains(cost: &CombineCost, tuning: &Tuning, shape: &TileShape, size: usiz
     } else {
         1
     }
-}
-
-/// The staged row scan's TMA form, by the size of the lifting's elements and whether the
-/// launch scans one row or several: (registers a thread of its kernel needs, threads per
-/// tile). ptxas, `--ptxas-options=-v`, on the row kernels of the built-in operators for sm_90:
-/// elements up to 8 bytes (values up to 4 bytes) fit in 32 registers; at 32, 16-byte ones
-/// (i64, f64 values) spill 4 to 12 bytes and 24-byte ones (16-byte values) 80 to 126; at 40
-/// the latter still spill 16 to 32 bytes, at 48 none do.
-///
-/// One row (a 1-D reverse scan) takes the largest tiles whose blocks, as many as shared
-/// memory allows, leave those registers, as the 1-D staged scan does: 352 threads (5 blocks
-/// of 44 KiB tiles per SM), 384 (4 blocks), 320 (4 blocks); sum i32 reverse at 2^28 ran at
-/// 0.99 of copy on an H100 with 352 threads against 0.97 with 128. Batches of rows do better
-/// with smaller tiles, more of them in flight per SM (sum f32 and affine f32 rows on an H100,
-/// fractions of copy against 352 and 384 threads): values up to 4 bytes take 128 threads (16
-/// KiB tiles, 13 blocks per SM; 4,096 x 4,096 rows 0.95-0.96 against 0.89-0.90, 16,384 x
-/// 1,024 0.87-0.88 against 0.84, 64 x 152,064 0.80 against 0.77; 64, 96 and 160 threads did
-/// worse on at least one shape), 8-byte values 256 (32 KiB, 6 blocks; affine rows 0.99
-/// against 0.96, 0.92 with 128 threads); 16-byte values keep 320. (An outlined combine,
-/// called per use, can still spill: the forward kernel of the 2x2 matrix product mod p
-/// spills 144 bytes at 48 registers.)
-fn row_staged_registers(lifted_size: usize, rows: u64) -> (u32, u32) {
-    match (lifted_size, rows <= 1) {
-        (0..=8, true) => (32, 352),
-        (0..=8, false) => (32, 128),
-        (9..=16, true) => (40, 384),
-        (9..=16, false) => (40, 256),
-        _ => (48, 320),
-    }
-}
-
-/// The pace of the first wave of a staged row scan over `rows` rows under `pace`: a batch of
-/// more than one row is not paced unless the tuning sets a rate. Its tiles are small and its
-/// look-backs end at row starts, and unpaced it ran faster on an H100 (16 KiB tiles of f32
-/// rows, fractions of copy: 4,096 x 4,096 0.97 against 0.95, 16,384 x 1,024 0.91 against
-/// 0.88). One row is paced as the 1-D scan is.
-///
-/// ```
-/// use monoscan::tuning::{policy, Pace};
-/// assert_eq!(policy::row_pace(Pace::Auto, 1000), Pace::Off);
-/// assert_eq!(policy::row_pace(Pace::Auto, 1), Pace::Auto);
-/// assert_eq!(policy::row_pace(Pace::Gbps(2000), 1000), Pace::Gbps(2000));
-/// ```
-pub fn row_pace(pace: Pace, rows: u64) -> Pace {
-    match pace {
-        Pace::Auto if rows > 1 => Pace::Off,
-        p => p,
-    }
-}
-
-/// Blocks of `threads` threads one SM of sm_90 or newer holds when each thread keeps
-/// `registers` registers: an SM's 65,536 registers sit in four quarters of 16,384, a block's
-/// warps spread over the quarters, and a warp's registers are allocated 256 at a time, so
-/// `__launch_bounds__(threads, blocks)` caps a thread at 16,384 / (32 x ceil(warps / 4))
-/// rounded down to a multiple of 8 (32 for five blocks of 352 threads: 14 warps a quarter).
-fn blocks_with_registers(threads: u32, registers: u32) -> u32 {
-    let warps_per_quarter = 16_384 / (32 * registers.max(8));
-    (4 * warps_per_quarter / threads.div_ceil(32).max(1)).max(1)
-}
-
-/// The shape of the staged row scan (`templates/row_staged.cu`) for values of `value_size`
-/// bytes whose segmented lifting has elements of `lifted_size` bytes, in a launch over `rows`
-/// rows: the staged scan's tile of values ([`Purpose::Staged`]: one 128-byte row per thread,
-/// by tensor copies on sm_90), with the look-back state laid out for the lifted elements, and
-/// in the TMA form the residency its shared memory allows once the block's state holds lifted
-/// warp sums. `None` where the
-/// staged scan does not apply to such values (before sm_80, or sizes other than 1, 2, 4, 8 and
-/// 16 bytes): the register row kernel runs instead.
-///
-/// The TMA form asks for as many blocks per SM as shared memory allows
-/// (`__launch_bounds__(threads, blocks)`), which caps a thread's registers; its threads per
-/// tile depend on the lifted elements' size and on whether there is more than one row (see
-/// `row_staged_registers`), chosen so that the bound leaves the lifted elements their
-/// registers and the kernel does not spill.
-/// A shape the tuning sets is taken as it is, with the blocks its shared memory allows.
-///
-/// ```
-/// use monoscan::tuning::{policy, DeviceLimits, Tuning};
-/// let h100 = DeviceLimits::for_arch(90);
-/// let t = Tuning::default();
-/// // Rows of f32: 4-byte values, the lifting's {value, flag} 8 bytes.
-/// let s = policy::row_staged_shape(4, 8, 1000, &h100, &t)?.unwrap();
-/// assert!(s.staged && s.tma);
-/// assert_eq!((s.block, s.items, s.min_blocks), (128, 32, 13));
-/// // One row: the 1-D staged scan's tile.
-/// let s = policy::row_staged_shape(4, 8, 1, &h100, &t)?.unwrap();
-/// assert_eq!((s.block, s.items, s.min_blocks), (352, 32, 5));
-/// // Rows of f64 (16-byte lifted elements) and of 16-byte affine maps (24 bytes lifted).
-/// let s = policy::row_staged_shape(8, 16, 1000, &h100, &t)?.unwrap();
-/// assert_eq!((s.block, s.items, s.min_blocks), (256, 16, 6));
-/// let s = policy::row_staged_shape(16, 24, 1000, &h100, &t)?.unwrap();
-/// assert_eq!((s.block, s.items, s.min_blocks), (320, 8, 4));
-/// // On sm_80, cp.async and no bound on blocks; 12-byte values are not staged.
-/// let a100 = DeviceLimits::for_arch(80);
-/// let s = policy::row_staged_shape(4, 8, 1000, &a100, &t)?.unwrap();
-/// assert!(s.staged && !s.tma && s.min_blocks == 0);
-/// assert!(policy::row_staged_shape(12, 16, 1000, &h100, &t)?.is_none());
-/// # Ok::<(), monoscan::Error>(())
-/// ```
-pub fn row_staged_shape(
-    value_size: usize,
-    lifted_size: usize,
-    rows: u64,
-    limits: &DeviceLimits,
-    tuning: &Tuning,
-) -> Result<Option<TileShape>> {
-    let mut shape = staged_shape(
-        value_size,
-        limits,
-        tuning,
-        StateLayout::for_size(lifted_size),
-    )?;
-    // The row kernel stages swizzled tiles of values of one 16-byte chunk at most.
-    if !shape.staged || shape.linear || !matches!(value_size, 1 | 2 | 4 | 8 | 16) {
-        return Ok(None);
-    }
-    let (registers, block) = row_staged_registers(lifted_size, rows);
-    let own = tuning.staged.is_none() && shape.tma;
-    if own {
-        shape.block = block;
-    }
-    let smem = shape.row_staged_smem_bytes(value_size, lifted_size);
-    if smem > limits.shared_per_block_optin as usize {
-        return Err(Error::invalid(format!(
-            "staged row shape {}x{} needs {smem} bytes of shared memory (the device allows {} per block)",
-            shape.block, shape.items, limits.shared_per_block_optin
-        )));
-    }
-    if shape.tma {
-        shape.min_blocks = limits.blocks_per_sm(shape.block, smem);
-        if own {
-            shape.min_blocks = shape
-                .min_blocks
-                .min(blocks_with_registers(shape.block, registers));
-        }
-    }
-    Ok(Some(shape))
 }
 
 fn check(shape: TileShape, size: usize, limits: &DeviceLimits) -> Result<TileShape> {

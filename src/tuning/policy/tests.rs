@@ -1,3 +1,4 @@
+use super::rows::row_staged_registers;
 use super::*;
 use crate::tuning::cost::samples::{cheap, dear};
 
