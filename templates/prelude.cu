@@ -26,13 +26,20 @@ static __device__ __noinline__ {{ elem }} ms_combine_outlined({{ elem }} a, {{ e
 {% endif %}        return {% if outlined %}ms_combine_outlined{% else %}{{ op_struct }}::combine{% endif %}(a, b);
     }
     // Always inlined, whatever the combine's form: for the few loops that keep several
-    // independent combines in flight, whose instructions can then interleave.
+    // independent combines in flight, whose instructions can then interleave, the
+    // block-level steps below, and the single combines a thread makes once per tile.
     static __device__ __forceinline__ T combine_ilp(const T& a, const T& b) {
 {% if instrument %}        atomicAdd(&ms_combine_count, 1ULL);
 {% endif %}        return {{ op_struct }}::combine(a, b);
     }
 };
-typedef MsOp::T ms_elem;
+// The block-level steps (the warp scans and reductions, the look-back's window fold, the
+// warps' totals) are short loops that call MsOp::combine_ilp. An inlined combine unrolls them;
+// an outlined one keeps them rolled, so that each loop holds one inlined copy of the combine:
+// no call per step, and still one copy of the code per loop.
+{% if outlined %}#define MS_STEP_UNROLL _Pragma("unroll 1")
+{% else %}#define MS_STEP_UNROLL _Pragma("unroll")
+{% endif %}typedef MsOp::T ms_elem;
 
 // Input maps: kernels read `Map::in_t` and combine `Map::apply(x)`.
 struct MsNoMap {

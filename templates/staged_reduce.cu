@@ -1,9 +1,11 @@
 {% include "lib/tile.cuh" %}
+{% include "lib/fold_last.cuh" %}
 {% include "lib/staging.cuh" %}
 {% if copy != "cp_async" %}{% include "lib/tma.cuh" %}
 {% endif %}{% if linear %}{% include "lib/run_linear.cuh" %}{% else %}{% include "lib/run_swizzled.cuh" %}{% endif %}
 {% if copy == "tensor" %}{% include "lib/tensor_copy.cuh" %}
-{% endif %}// ---- Staged reduce: each block folds a contiguous run of tiles, in order, into partials[block] ----
+{% endif %}// ---- Staged reduce: each block folds a contiguous run of tiles, in order, into partials[block];
+// with total_out, the last block to finish folds partials[0..parts) into it ----
 // Tiles pass through MS_STAGES buffers of dynamic shared memory: while the block folds one, the
 // next ones are being copied in (on sm_90 by the TMA: tensor copies of 128-byte rows for the
 // swizzled layout, one bulk copy for the linear one, each stage completing on its own
@@ -25,7 +27,8 @@ __device__ __forceinline__ void ms_reduce_issue(const ms_elem* in, const void* t
 {% endif %}}
 {% endif %}template <typename Map>
 __device__ __forceinline__ void ms_reduce_staged(const typename Map::in_t* in, ms_elem* partials, ms_u64 n,
-                                                 ms_u64 tiles_per_block, ms_chunk_bits* bufs,
+                                                 ms_u64 tiles_per_block, ms_u32 parts, ms_u32* done,
+                                                 ms_elem* total_out, ms_chunk_bits* bufs,
                                                  ms_staged_smem& sm, ms_u64* bars, const void* tmap) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged reductions read elements of the element's size");
@@ -75,6 +78,7 @@ __device__ __forceinline__ void ms_reduce_staged(const typename Map::in_t* in, m
         }
 {% endif %}    }
     if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+    ms_fold_last(partials, parts, done, total_out, sm);
 }
 // Dynamic shared memory: the stages' buffers, then the block's state, then the mbarriers.
 #define MS_REDUCE_SMEM \
@@ -84,14 +88,18 @@ __device__ __forceinline__ void ms_reduce_staged(const typename Map::in_t* in, m
 #define MS_REDUCE_PARAM{% if copy == "tensor" %} , const __grid_constant__ ms_tensor_map tin{% endif %}
 #define MS_REDUCE_TMAP {% if copy == "tensor" %}&tin{% else %}0{% endif %}
 extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_reduce_staged(const ms_elem* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block MS_REDUCE_PARAM) {
+{{ prefix }}_reduce_staged(const ms_elem* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block, ms_u32 parts,
+                           ms_u32* done, ms_elem* total_out MS_REDUCE_PARAM) {
     MS_REDUCE_SMEM
-    ms_reduce_staged<MsNoMap>(in, partials, n, tiles_per_block, ms_reduce_buffers, sm, bars, MS_REDUCE_TMAP);
+    ms_reduce_staged<MsNoMap>(in, partials, n, tiles_per_block, parts, done, total_out, ms_reduce_buffers, sm,
+                              bars, MS_REDUCE_TMAP);
 }
 {% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_reduce_staged_mapped(const MsMap::in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block MS_REDUCE_PARAM) {
+{{ prefix }}_reduce_staged_mapped(const MsMap::in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block,
+                                  ms_u32 parts, ms_u32* done, ms_elem* total_out MS_REDUCE_PARAM) {
     MS_REDUCE_SMEM
-    ms_reduce_staged<MsMap>(in, partials, n, tiles_per_block, ms_reduce_buffers, sm, bars, MS_REDUCE_TMAP);
+    ms_reduce_staged<MsMap>(in, partials, n, tiles_per_block, parts, done, total_out, ms_reduce_buffers, sm,
+                            bars, MS_REDUCE_TMAP);
 }
 {% endif %}
 {% if copy != "cp_async" %}{% include "lib/share_fold.cuh" %}

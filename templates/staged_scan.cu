@@ -73,7 +73,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     ms_run_fold<Map>(buf, full, valid, parts);
     ms_elem acc = parts[0];
 #pragma unroll
-    for (int c = 1; c < MS_RUN_PARTS; ++c) acc = MsOp::combine(acc, parts[c]);
+    for (int c = 1; c < MS_RUN_PARTS; ++c) acc = MsOp::combine_ilp(acc, parts[c]);
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(acc, aggregate, sm);
     if (threadIdx.x < 32) {
@@ -82,7 +82,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
         if (threadIdx.x == 0) sm.prefix = prefix;
     }
     __syncthreads();
-    const ms_elem run = (tile > 0 || has_init) ? MsOp::combine(sm.prefix, excl) : excl;
+    const ms_elem run = (tile > 0 || has_init) ? MsOp::combine_ilp(sm.prefix, excl) : excl;
     // Scan the run in place (the buffer now holds results, as ms_elem).
     ms_run_scan<Map>(buf, run, parts, exclusive);
     __syncthreads();

@@ -67,11 +67,15 @@ fn the_outlined_form_calls_one_copy_of_the_combine() {
         "definition and call"
     );
     assert_eq!(outlined.matches("log1p(").count(), 1);
+    // Its block-level steps stay rolled loops (one inlined copy each); the inline form unrolls
+    // them.
+    assert!(outlined.contains("#define MS_STEP_UNROLL _Pragma(\"unroll 1\")"));
     // The inline form is the source the kernels always had: the operator's combine called
     // directly from MsOp, nothing outlined.
     let inline = render(&lse, &KernelSpec::new(set(&lse))).unwrap().source;
     assert!(!inline.contains("__noinline__") && !inline.contains("ms_combine_outlined"));
     assert!(inline.contains("return ms_user_op::combine(a, b);"));
+    assert!(inline.contains("#define MS_STEP_UNROLL _Pragma(\"unroll\")"));
     let sum = Sum::<i32>::new().cuda();
     let spec = plan(&sum, 90).spec(set(&sum));
     assert_eq!(spec, KernelSpec::new(set(&sum)));

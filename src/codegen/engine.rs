@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 30] = [
+const TEMPLATES: [(&str, &str); 31] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -61,6 +61,10 @@ const TEMPLATES: [(&str, &str); 30] = [
     (
         "brent_kung.cu",
         include_str!("../../templates/brent_kung.cu"),
+    ),
+    (
+        "lib/fold_last.cuh",
+        include_str!("../../templates/lib/fold_last.cuh"),
     ),
     (
         "tiled_reduce.cu",

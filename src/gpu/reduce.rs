@@ -2,7 +2,7 @@
 //! reduce.
 
 use super::kernels::OpKernels;
-use super::launch::{self, DevSlice, TensorMap};
+use super::launch::{self, DevSlice, FoldLast, TensorMap};
 use super::module::Loaded;
 use super::scratch::{bytes_for, levels};
 use crate::algorithm::Algorithm;
@@ -12,8 +12,8 @@ use crate::monoid::Monoid;
 use crate::tuning::policy::{self, Shares};
 use crate::tuning::{Purpose, TileShape};
 
-/// Blocks of the tiled reduce per SM: enough to hide latency, few enough that the second pass
-/// fits one tile.
+/// Blocks of the tiled reduce per SM: enough to hide latency, few enough that the last
+/// block's fold of their partials stays short.
 const BLOCKS_PER_SM: u64 = 4;
 
 /// Reduces `inp` (of `In`: the operator's elements, or a mapped scanner's input type) into
@@ -84,9 +84,9 @@ fn tree<M: Monoid>(
     }
 }
 
-/// The staged reduce: a grid of as many blocks as the device holds at once folds contiguous
-/// runs of tiles into per-block partials, in order, each tile through shared-memory stages;
-/// then the partials (one tile or less) are folded by one block of the same kernel.
+/// The staged reduce, one launch: a grid of as many blocks as the device holds at once folds
+/// contiguous runs of tiles into per-block partials, in order, each tile through shared-memory
+/// stages; the last block to finish folds the partials.
 fn staged<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     shape: TileShape,
@@ -107,22 +107,15 @@ fn staged<M: Monoid, In: crate::element::Element>(
             u64::from(k.resident(Entry::ReduceShares, sc.mapped)) * u64::from(shape.block);
         let step = u64::from(TileShape::share_columns(size as usize)) * 128;
         if let Some(sh) = policy::shares(n * size, threads, shape.block, step) {
-            // The partials of the shares and of the tail must make one partial tile.
-            if sh.blocks + 1 < tile {
-                return shares(sc, &k, shape, &sh, inp, out);
-            }
+            return shares(sc, &k, shape, &sh, inp, out);
         }
     }
     let tiles = n.div_ceil(tile);
-    // As many blocks as are resident at once, and fewer partials than one tile holds (so that
-    // their pass is one partial tile, copied by cp.async).
+    // As many blocks as are resident at once.
     let resident = u64::from(k.resident(Entry::ReduceStaged, sc.mapped)).max(1);
-    let blocks = resident.min(tile - 1).min(tiles).max(1);
+    let blocks = resident.min(tiles).max(1);
     let per_block = tiles.div_ceil(blocks);
     let blocks = tiles.div_ceil(per_block);
-    let mut scratch = sc.gpu.lock_scratch();
-    let mut carve = scratch.carve(stream, bytes_for(blocks, size as usize, 1))?;
-    let partials = carve.take::<M::Elem>(blocks)?;
     // The tensor form takes a tensor map of the input's 128-byte rows; it copies only full
     // tiles through it, so an input without one needs none.
     let map = if shape.tma && !shape.linear {
@@ -134,14 +127,34 @@ fn staged<M: Monoid, In: crate::element::Element>(
     } else {
         None
     };
-    if tiles == 1 {
+    if blocks == 1 {
         // SAFETY: `k` is this scanner's staged-reduce module, rendered for M::Elem and (mapped)
         // its map's In, which the plan keeps to the element's size; `map` is a map of `inp`,
         // or (no full tile) one the kernel does not read.
         return unsafe {
-            launch::reduce_staged(stream, &k, sc.mapped, 1, inp, out, n, 1, map.as_ref())
+            launch::reduce_staged(
+                stream,
+                &k,
+                sc.mapped,
+                1,
+                inp,
+                out,
+                n,
+                per_block,
+                map.as_ref(),
+                None,
+            )
         };
     }
+    let mut scratch = sc.gpu.lock_scratch();
+    let done = scratch.done(stream)?;
+    let mut carve = scratch.carve(stream, bytes_for(blocks, size as usize, 1))?;
+    let partials = carve.take::<M::Elem>(blocks)?;
+    let fold = FoldLast {
+        parts: blocks,
+        done,
+        total: out,
+    };
     // SAFETY: as above.
     unsafe {
         launch::reduce_staged(
@@ -154,17 +167,15 @@ fn staged<M: Monoid, In: crate::element::Element>(
             n,
             per_block,
             map.as_ref(),
+            Some(fold),
         )
-    }?;
-    // SAFETY: as above; the partials (M::Elem, the plain entry) are fewer than a tile, so the
-    // kernel copies nothing through the map.
-    unsafe { launch::reduce_staged(stream, &k, false, 1, partials, out, blocks, 1, map.as_ref()) }
+    }
 }
 
-/// The staged reduce's share form: each resident thread folds one contiguous share of the
-/// input into a partial per block; the bytes past the last whole share (fewer than a share)
-/// are folded by one block of the per-tile kernel into one more partial; one block folds the
-/// partials, in order.
+/// The staged reduce's share form: the bytes past the last whole share (fewer than a share)
+/// are folded first, by one block of the per-tile kernel, into the last partial; then each
+/// resident thread folds one contiguous share of the input into a partial per block, and
+/// the last block to finish folds all the partials, in order.
 fn shares<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     k: &Loaded,
@@ -180,12 +191,9 @@ fn shares<M: Monoid, In: crate::element::Element>(
     let tail = n - tail_start;
     let count = sh.blocks + u64::from(tail > 0);
     let mut scratch = sc.gpu.lock_scratch();
+    let done = scratch.done(stream)?;
     let mut carve = scratch.carve(stream, bytes_for(count, size as usize, 1))?;
     let partials = carve.take::<M::Elem>(count)?;
-    // SAFETY: `k` is this scanner's staged-reduce module, whose shape fits the share form
-    // (checked by the caller), rendered for M::Elem and (mapped) its map's In, which the plan
-    // keeps to the element's size.
-    unsafe { launch::reduce_shares(stream, k, sc.mapped, inp, partials, sh) }?;
     if tail > 0 {
         let rest = inp
             .suffix(tail_start)
@@ -200,9 +208,11 @@ fn shares<M: Monoid, In: crate::element::Element>(
             (false, true) => Some(TensorMap::rows128(rest, shape.tma_rows())?),
             (false, false) => Some(TensorMap::unused()),
         };
-        // SAFETY: as above; `rest` starts a whole number of shares (multiples of 128 bytes)
-        // into the 16-byte aligned input, and `map` is a map of `rest` (or, no full tile, one
-        // the kernel does not read) exactly in the tensor form.
+        // SAFETY: `k` is this scanner's staged-reduce module, rendered for M::Elem and
+        // (mapped) its map's In, which the plan keeps to the element's size; `rest` starts a
+        // whole number of shares (multiples of 128 bytes) into the 16-byte aligned input, and
+        // `map` is a map of `rest` (or, no full tile, one the kernel does not read) exactly in
+        // the tensor form.
         unsafe {
             launch::reduce_staged(
                 stream,
@@ -214,28 +224,21 @@ fn shares<M: Monoid, In: crate::element::Element>(
                 tail,
                 tiles,
                 map.as_ref(),
+                None,
             )
         }?;
     }
-    // SAFETY: as above; the partials (M::Elem, the plain entry) are fewer than a tile (checked
-    // by the caller), so the kernel copies nothing through the map.
-    unsafe {
-        launch::reduce_staged(
-            stream,
-            k,
-            false,
-            1,
-            partials,
-            out,
-            count,
-            1,
-            (!shape.linear).then(TensorMap::unused).as_ref(),
-        )
-    }
+    let fold = FoldLast {
+        parts: count,
+        done,
+        total: out,
+    };
+    // SAFETY: `k` is as above, and its shape fits the share form (checked by the caller).
+    unsafe { launch::reduce_shares(stream, k, sc.mapped, inp, partials, sh, Some(fold)) }
 }
 
-/// A persistent grid folds contiguous runs of tiles into per-block partials, in order; then
-/// one block folds the partials.
+/// The tiled reduce, one launch: a persistent grid folds contiguous runs of tiles into
+/// per-block partials, in order; the last block to finish folds the partials.
 fn tiled<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -255,28 +258,31 @@ fn tiled<M: Monoid, In: crate::element::Element>(
     let tiles = n.div_ceil(tile);
     if tiles == 1 {
         // SAFETY: `k` is this scanner's module, rendered for M::Elem and (mapped) its map's In.
-        return unsafe { launch::reduce_tiles(stream, &k, sc.mapped, 1, inp, out, n, 1) };
+        return unsafe { launch::reduce_tiles(stream, &k, sc.mapped, 1, inp, out, n, 1, None) };
     }
-    let mut scratch = sc.gpu.lock_scratch();
-    let mut carve = scratch.carve(stream, bytes_for(4 * max_blocks, sc.op.op().elem_size, 8))?;
     let per_block = tiles.div_ceil(max_blocks);
     let blocks = tiles.div_ceil(per_block);
+    let mut scratch = sc.gpu.lock_scratch();
+    let done = scratch.done(stream)?;
+    let mut carve = scratch.carve(stream, bytes_for(blocks, sc.op.op().elem_size, 1))?;
     let partials = carve.take::<M::Elem>(blocks)?;
+    let fold = FoldLast {
+        parts: blocks,
+        done,
+        total: out,
+    };
     // SAFETY: as above.
-    unsafe { launch::reduce_tiles(stream, &k, sc.mapped, blocks, inp, partials, n, per_block) }?;
-    let mut src = partials;
-    loop {
-        let len = src.len();
-        let tiles = len.div_ceil(tile);
-        if tiles == 1 {
-            // SAFETY: as above (later passes read M::Elem through the plain entry).
-            return unsafe { launch::reduce_tiles(stream, &k, false, 1, src, out, len, 1) };
-        }
-        let per_block = tiles.div_ceil(max_blocks);
-        let blocks = tiles.div_ceil(per_block);
-        let partials = carve.take::<M::Elem>(blocks)?;
-        // SAFETY: as above.
-        unsafe { launch::reduce_tiles(stream, &k, false, blocks, src, partials, len, per_block) }?;
-        src = partials;
+    unsafe {
+        launch::reduce_tiles(
+            stream,
+            &k,
+            sc.mapped,
+            blocks,
+            inp,
+            partials,
+            n,
+            per_block,
+            Some(fold),
+        )
     }
 }

@@ -2,7 +2,7 @@
 //! tile states, which persist (zeroed once) so that epoch tags can tell stale entries apart.
 
 use super::device::alloc_error;
-use super::launch::{DevSlice, LookbackState, COUNTER_WORDS};
+use super::launch::{DevSlice, LookbackState, COUNTER_WORDS, DONE_WORD};
 use crate::error::{Error, Result};
 use crate::tuning::StateLayout;
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -21,7 +21,8 @@ pub(crate) struct Scratch {
     states: [Option<CudaSlice<u8>>; 4],
     /// The tile counter in the first 32-byte sector, and in the second the launch's clock,
     /// which the TMA kernels' pacing publishes (tagged with the epoch, so it needs no clearing
-    /// either).
+    /// either). The reductions count their finished blocks in word [`DONE_WORD`] of the
+    /// first sector (never in use by two launches at once: the stream runs them in turn).
     counter: Option<CudaSlice<u32>>,
     epoch: u32,
 }
@@ -112,13 +113,7 @@ impl Scratch {
             let want = state_bytes.max(have * 2).max(1 << 16);
             self.states[slot] = Some(alloc_bytes(stream, want)?);
         }
-        if self.counter.is_none() {
-            self.counter = Some(
-                stream
-                    .alloc_zeros::<u32>(COUNTER_WORDS as usize)
-                    .map_err(|e| alloc_error(stream.context(), 4 * COUNTER_WORDS as usize, e))?,
-            );
-        }
+        self.counter(stream)?;
         self.epoch += 1;
         if self.epoch > EPOCH_LIMIT {
             for s in self.states.iter_mut().flatten() {
@@ -138,6 +133,31 @@ impl Scratch {
             counter,
             epoch: self.epoch,
         })
+    }
+}
+
+impl Scratch {
+    /// The counters, allocated zeroed on first use.
+    fn counter(&mut self, stream: &Arc<CudaStream>) -> Result<&CudaSlice<u32>> {
+        if self.counter.is_none() {
+            self.counter = Some(
+                stream
+                    .alloc_zeros::<u32>(COUNTER_WORDS as usize)
+                    .map_err(|e| alloc_error(stream.context(), 4 * COUNTER_WORDS as usize, e))?,
+            );
+        }
+        Ok(self.counter.as_ref().expect("allocated above"))
+    }
+
+    /// The count of finished blocks of a one-launch reduction (`ms_fold_last` in
+    /// `templates/lib/fold_last.cuh`): one word, zero between launches (the last block of each
+    /// launch resets it), zeroed once at allocation.
+    pub(crate) fn done(&mut self, stream: &Arc<CudaStream>) -> Result<DevSlice<u32>> {
+        let (counter, _g) = super::launch::input(self.counter(stream)?, stream);
+        counter
+            .suffix(DONE_WORD)
+            .and_then(|s| s.prefix(1))
+            .ok_or_else(|| Error::invalid("internal: no room for the reduce's count"))
     }
 }
 

@@ -214,10 +214,10 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem* agg
                 if ((int)lane < stop || ((int)lane == stop && p <= first)) x = MsOp::combine(x, v[p]);
             }
             // Earlier tiles sit at higher lanes: fold them first.
-#pragma unroll
+            MS_STEP_UNROLL
             for (unsigned d = 1; d < 32; d <<= 1) {
                 const ms_elem y = ms_shfl_down(x, d);
-                if (lane + d < 32) x = MsOp::combine(y, x);
+                if (lane + d < 32) x = MsOp::combine_ilp(y, x);
             }
             acc = have ? MsOp::combine(x, acc) : x;
             have = true;

@@ -51,7 +51,7 @@ __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, con
     ms_elem runs[MS_CHAINS];
     runs[0] = run;
 #pragma unroll
-    for (int c = 1; c < MS_CHAINS; ++c) runs[c] = MsOp::combine(runs[c - 1], parts[c - 1]);
+    for (int c = 1; c < MS_CHAINS; ++c) runs[c] = MsOp::combine_ilp(runs[c - 1], parts[c - 1]);
     MS_CHAIN_UNROLL
     for (int s = 0; s < MS_CHAIN_GROUPS; ++s) {
 #pragma unroll

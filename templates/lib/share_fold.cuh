@@ -6,7 +6,8 @@
 // hold whole elements), the steps arriving by tensor copies through MS_SHARE_STAGES buffers.
 // A thread's accumulator runs over its whole share, so the block reduces once, in thread
 // order, and the partials stay in sequence order: order is kept for any operator. The host
-// folds the bytes past the last whole share apart.
+// folds the bytes past the last whole share apart, into partials[gridDim.x], before this
+// launch; with total_out, the last block to finish folds partials[0..parts) into it.
 #define MS_SHARE_STAGES {{ share_stages }}
 #define MS_SHARE_COLUMNS {{ share_columns }}
 #define MS_SHARE_BOXES ((MS_BLOCK + 255) / 256)
@@ -57,7 +58,8 @@ __device__ __forceinline__ In ms_share_get(const char* buf, int e) {
     return v.x;
 }
 {% endif %}template <typename Map>
-__device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows, ms_u32 steps, char* bufs,
+__device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows, ms_u32 steps, ms_u32 parts,
+                                                 ms_u32* done, ms_elem* total_out, char* bufs,
                                                  ms_staged_smem& sm, ms_u64* bars, const ms_tensor_map* tmap) {
 {% if shares %}    typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: share reductions read elements of the element's size");
@@ -87,6 +89,7 @@ __device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows,
     // Rows past the map's end (the last block's) arrived as zeros: they count as the identity.
     const ms_elem total = ms_block_reduce((ms_u64)first_row + threadIdx.x < rows ? acc : MsOp::identity(), sm);
     if (threadIdx.x == 0) partials[blockIdx.x] = total;
+    ms_fold_last(partials, parts, done, total_out, sm);
 {% else %}    // Elements of this size make steps too wide for shared memory: the host never launches it.
     __trap();
 {% endif %}}
@@ -98,13 +101,15 @@ __device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows,
     ms_staged_smem& sm = *(ms_staged_smem*)(bufs + MS_SHARE_STAGES * MS_SHARE_STAGE_BYTES); \
     ms_u64* bars = (ms_u64*)((char*)&sm + MS_REDUCE_BAR_OFFSET);
 extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_reduce_shares(ms_elem* partials, ms_u64 rows, ms_u32 steps, const __grid_constant__ ms_tensor_map tin) {
+{{ prefix }}_reduce_shares(ms_elem* partials, ms_u64 rows, ms_u32 steps, ms_u32 parts, ms_u32* done,
+                           ms_elem* total_out, const __grid_constant__ ms_tensor_map tin) {
     MS_SHARES_SMEM
-    ms_reduce_shares<MsNoMap>(partials, rows, steps, bufs, sm, bars, &tin);
+    ms_reduce_shares<MsNoMap>(partials, rows, steps, parts, done, total_out, bufs, sm, bars, &tin);
 }
 {% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_reduce_shares_mapped(ms_elem* partials, ms_u64 rows, ms_u32 steps, const __grid_constant__ ms_tensor_map tin) {
+{{ prefix }}_reduce_shares_mapped(ms_elem* partials, ms_u64 rows, ms_u32 steps, ms_u32 parts, ms_u32* done,
+                                  ms_elem* total_out, const __grid_constant__ ms_tensor_map tin) {
     MS_SHARES_SMEM
-    ms_reduce_shares<MsMap>(partials, rows, steps, bufs, sm, bars, &tin);
+    ms_reduce_shares<MsMap>(partials, rows, steps, parts, done, total_out, bufs, sm, bars, &tin);
 }
 {% endif %}

@@ -103,10 +103,10 @@ __device__ __forceinline__ ms_elem ms_thread_fold(const ms_elem (&items)[MS_ITEM
 // Inclusive warp scan (Kogge-Stone over shuffles).
 __device__ __forceinline__ ms_elem ms_warp_inclusive(ms_elem x) {
     const unsigned lane = threadIdx.x & 31;
-#pragma unroll
+    MS_STEP_UNROLL
     for (unsigned d = 1; d < 32; d <<= 1) {
         const ms_elem y = ms_shfl_up(x, d);
-        if (lane >= d) x = MsOp::combine(y, x);
+        if (lane >= d) x = MsOp::combine_ilp(y, x);
     }
     return x;
 }
@@ -114,10 +114,10 @@ __device__ __forceinline__ ms_elem ms_warp_inclusive(ms_elem x) {
 // Warp reduction in lane order: lane 0 gets x[0] ⊕ x[1] ⊕ ... ⊕ x[31].
 __device__ __forceinline__ ms_elem ms_warp_reduce(ms_elem x) {
     const unsigned lane = threadIdx.x & 31;
-#pragma unroll
+    MS_STEP_UNROLL
     for (unsigned d = 1; d < 32; d <<= 1) {
         const ms_elem y = ms_shfl_down(x, d);
-        if (lane + d < 32) x = MsOp::combine(x, y);
+        if (lane + d < 32) x = MsOp::combine_ilp(x, y);
     }
     return x;
 }
@@ -139,7 +139,7 @@ __device__ __forceinline__ ms_elem ms_block_exclusive(ms_elem x, ms_elem& aggreg
     __syncthreads();
     aggregate = sm.warp_sums[MS_WARPS - 1];
     if (lane == 0) exc = warp > 0 ? sm.warp_sums[warp - 1] : MsOp::identity();
-    else if (warp > 0) exc = MsOp::combine(sm.warp_sums[warp - 1], exc);
+    else if (warp > 0) exc = MsOp::combine_ilp(sm.warp_sums[warp - 1], exc);
     return exc;
 }
 
@@ -151,8 +151,8 @@ __device__ __forceinline__ ms_elem ms_block_reduce(ms_elem x, Smem& sm) {
     if (lane == 0) sm.warp_sums[warp] = x;
     __syncthreads();
     if (threadIdx.x == 0) {
-#pragma unroll
-        for (int w = 1; w < MS_WARPS; ++w) x = MsOp::combine(x, sm.warp_sums[w]);
+        MS_STEP_UNROLL
+        for (int w = 1; w < MS_WARPS; ++w) x = MsOp::combine_ilp(x, sm.warp_sums[w]);
     }
     return x;
 }

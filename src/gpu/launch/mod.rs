@@ -23,7 +23,7 @@ pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SingleP
 pub(crate) use tensor_map::TensorMap;
 pub(crate) use textbook::{add_carry, block_scan, reduce_tree, section, BlockScan};
 pub(crate) use tiled::{
-    reduce_shares, reduce_staged, reduce_tiles, tile_scan, tile_totals, TileScan,
+    reduce_shares, reduce_staged, reduce_tiles, tile_scan, tile_totals, FoldLast, TileScan,
 };
 
 use super::module::Loaded;
@@ -38,6 +38,10 @@ use std::sync::Arc;
 /// Words of the tile counter the single-pass kernels take: the counter in the first 32-byte
 /// sector, the TMA kernels' pacing clock in the second (`ms_pace` in `templates/lib/tma.cuh`).
 pub(crate) const COUNTER_WORDS: u64 = 16;
+
+/// The word of the counters where a one-launch reduction counts its finished blocks
+/// (`ms_fold_last` in `templates/lib/fold_last.cuh`).
+pub(crate) const DONE_WORD: u64 = 4;
 
 // SAFETY: `PrefetchPlan` is `#[repr(C)]`, four u32 fields in the order of the kernels'
 // `struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; }` (16 bytes, 4-byte aligned

@@ -9,8 +9,37 @@ use crate::tuning::policy::Shares;
 use crate::tuning::TileShape;
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
-/// `reduce_tiles(in, partials, n, tiles_per_block)` over `blocks` blocks, each folding a run
-/// of `tiles_per_block` tiles into `partials[block]`; through the input map when `mapped`.
+/// The last block's fold of a one-launch reduction (`ms_fold_last` in
+/// `templates/lib/fold_last.cuh`): the block that finishes last folds the first `parts`
+/// partials, in order, into `total[0]`.
+#[derive(Clone, Copy)]
+pub(crate) struct FoldLast<T> {
+    /// Partials to fold (the launch's own, and any written before it).
+    pub parts: u64,
+    /// The count of finished blocks: zero at launch ([`crate::gpu::scratch::Scratch::done`]).
+    pub done: DevSlice<u32>,
+    /// Where the total goes.
+    pub total: DevSlice<T>,
+}
+
+/// The kernel arguments `(ms_u32 parts, ms_u32* done, ms_elem* total_out)` of `fold` (all zero:
+/// no fold), checked against the launch's partials.
+fn fold_args<T>(fold: Option<FoldLast<T>>, partials: &DevSlice<T>) -> Result<(u32, u64, u64)> {
+    let Some(f) = fold else {
+        return Ok((0, 0, 0));
+    };
+    holds("the folded partials", partials, f.parts)?;
+    holds("the reduce's count", &f.done, 1)?;
+    holds("the total", &f.total, 1)?;
+    let parts = u32::try_from(f.parts)
+        .map_err(|_| Error::invalid(format!("internal: {} partials in one fold", f.parts)))?;
+    Ok((parts, f.done.addr(), f.total.addr()))
+}
+
+/// `reduce_tiles(in, partials, n, tiles_per_block, parts, done, total_out)` over `blocks`
+/// blocks, each folding a run of `tiles_per_block` tiles into `partials[block]`, the last
+/// to finish then folding the partials into the total when `fold` is given; through the
+/// input map when `mapped`.
 ///
 /// # Safety
 /// `k` is a [`KernelSet::TiledReduce`] module rendered for element type `T`, and (when
@@ -25,6 +54,7 @@ pub(crate) unsafe fn reduce_tiles<In: DeviceRepr, T: DeviceRepr>(
     partials: DevSlice<T>,
     n: u64,
     tiles_per_block: u64,
+    fold: Option<FoldLast<T>>,
 ) -> Result<()> {
     let f = k.function(Entry::ReduceTiles, mapped)?;
     let KernelSet::TiledReduce(shape) = k.set() else {
@@ -43,24 +73,32 @@ pub(crate) unsafe fn reduce_tiles<In: DeviceRepr, T: DeviceRepr>(
             "internal: the reduce's grid does not cover its input",
         ));
     }
+    let (parts, done, total) = fold_args(fold, &partials)?;
     let (i, p) = (inp.addr(), partials.addr());
-    // SAFETY: kernel `(const in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block)`
-    // with in_t = In and ms_elem = T (the caller's obligation); in holds n elements, partials
-    // one per block, and blocks x tiles_per_block tiles cover n (all checked above).
+    // SAFETY: kernel `(const in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block,
+    // ms_u32 parts, ms_u32* done, ms_elem* total_out)` with in_t = In and ms_elem = T (the
+    // caller's obligation); in holds n elements, partials one per block, and blocks x
+    // tiles_per_block tiles cover n; with a fold, partials hold `parts`, done and total one
+    // element each (all checked above; a null total_out folds nothing).
     unsafe {
         s.launch_builder(f)
             .arg(&i)
             .arg(&p)
             .arg(&n)
             .arg(&tiles_per_block)
+            .arg(&parts)
+            .arg(&done)
+            .arg(&total)
             .launch(config(blocks, shape.block, 0))
     }?;
     Ok(())
 }
 
-/// `reduce_staged(in, partials, n, tiles_per_block)` over `blocks` blocks, each folding a run
-/// of `tiles_per_block` tiles into `partials[block]` through its shared-memory stages; the
-/// tensor form also takes the input's tensor map (`map`); through the input map when `mapped`.
+/// `reduce_staged(in, partials, n, tiles_per_block, parts, done, total_out)` over `blocks`
+/// blocks, each folding a run of `tiles_per_block` tiles into `partials[block]` through its
+/// shared-memory stages, the last to finish then folding the partials into the total when
+/// `fold` is given; the tensor form also takes the input's tensor map (`map`); through the
+/// input map when `mapped`.
 ///
 /// # Safety
 /// `k` is a [`KernelSet::StagedReduce`] module rendered for element type `T`, and (when
@@ -76,6 +114,7 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
     n: u64,
     tiles_per_block: u64,
     map: Option<&TensorMap>,
+    fold: Option<FoldLast<T>>,
 ) -> Result<()> {
     let f = k.function(Entry::ReduceStaged, mapped)?;
     let KernelSet::StagedReduce(shape) = k.set() else {
@@ -105,18 +144,27 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
             "internal: a tensor map goes with the tensor form of the staged reduce, and only with it",
         ));
     }
+    let (parts, done, total) = fold_args(fold, &partials)?;
     let (i, p) = (inp.addr(), partials.addr());
-    // SAFETY: kernel `(const in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block)`,
-    // in the tensor form with a last `const __grid_constant__ ms_tensor_map` (passed exactly
-    // for that form, checked above: a map of `in`'s whole 128-byte rows, of which the kernel
-    // copies only full tiles below n), with in_t = In and ms_elem = T (the caller's
-    // obligation); in holds n elements and is 16-byte aligned, as the kernel's cp.async and
-    // bulk copies need, partials one per block, and blocks x tiles_per_block tiles cover n (all
-    // checked above). `smem` bytes (the stages, the block state and the mbarriers) were
-    // allowed by the function attribute set when the module was loaded.
+    // SAFETY: kernel `(const in_t* in, ms_elem* partials, ms_u64 n, ms_u64 tiles_per_block,
+    // ms_u32 parts, ms_u32* done, ms_elem* total_out)`, in the tensor form with a last `const
+    // __grid_constant__ ms_tensor_map` (passed exactly for that form, checked above: a map of
+    // `in`'s whole 128-byte rows, of which the kernel copies only full tiles below n), with
+    // in_t = In and ms_elem = T (the caller's obligation); in holds n elements and is 16-byte
+    // aligned, as the kernel's cp.async and bulk copies need, partials one per block, and
+    // blocks x tiles_per_block tiles cover n; with a fold, partials hold `parts`, done and
+    // total one element each (all checked above; a null total_out folds nothing). `smem` bytes
+    // (the stages, the block state and the mbarriers) were allowed by the function attribute
+    // set when the module was loaded.
     unsafe {
         let mut b = s.launch_builder(f);
-        b.arg(&i).arg(&p).arg(&n).arg(&tiles_per_block);
+        b.arg(&i)
+            .arg(&p)
+            .arg(&n)
+            .arg(&tiles_per_block)
+            .arg(&parts)
+            .arg(&done)
+            .arg(&total);
         if let Some(map) = map {
             b.arg(map);
         }
@@ -125,11 +173,12 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
     Ok(())
 }
 
-/// `reduce_shares(partials, rows, steps, map)`: the staged reduce's share form over
-/// `shares.blocks` blocks, thread `i` folding share `i` (bytes `[i * share, (i + 1) * share)`
-/// of `inp`) and each block its threads' folds into `partials[block]`; through the input map
-/// when `mapped`. The tensor map of the shares is built here from `inp` and `shares`. The
-/// bytes past the last whole share are not read.
+/// `reduce_shares(partials, rows, steps, parts, done, total_out, map)`: the staged reduce's
+/// share form over `shares.blocks` blocks, thread `i` folding share `i` (bytes
+/// `[i * share, (i + 1) * share)` of `inp`) and each block its threads' folds into
+/// `partials[block]`, the last to finish then folding the partials into the total when `fold`
+/// is given; through the input map when `mapped`. The tensor map of the shares is built here
+/// from `inp` and `shares`. The bytes past the last whole share are not read.
 ///
 /// # Safety
 /// `k` is a [`KernelSet::StagedReduce`] module rendered for
@@ -142,6 +191,7 @@ pub(crate) unsafe fn reduce_shares<In: DeviceRepr, T: DeviceRepr>(
     inp: DevSlice<In>,
     partials: DevSlice<T>,
     shares: &Shares,
+    fold: Option<FoldLast<T>>,
 ) -> Result<()> {
     let f = k.function(Entry::ReduceShares, mapped)?;
     let KernelSet::StagedReduce(shape) = k.set() else {
@@ -165,21 +215,27 @@ pub(crate) unsafe fn reduce_shares<In: DeviceRepr, T: DeviceRepr>(
     }
     // Whole shares only, within the input (checked by the map).
     let map = TensorMap::rows(inp, shares.share_bytes, shares.rows, shape.tma_rows())?;
+    let (parts, done, total) = fold_args(fold, &partials)?;
     let p = partials.addr();
-    // SAFETY: kernel `(ms_elem* partials, ms_u64 rows, ms_u32 steps, const __grid_constant__
-    // ms_tensor_map tin)` with ms_elem = T and the map's bytes read as in_t = In (the caller's
-    // obligation; both of one size, which divides each step, checked above). The map covers
-    // exactly `rows` rows of `steps` steps of `inp` (TensorMap::rows checked them against the
-    // input), of which the kernel reads the 128-byte columns of steps below `steps`; rows past
-    // `rows` arrive zero-filled and are left out. The shape fits the share form, whose module
-    // entry is the full kernel (it traps only for shapes that do not fit). partials holds one element per block, and the
-    // blocks hold every row (checked above). `smem` bytes were allowed by the function
+    // SAFETY: kernel `(ms_elem* partials, ms_u64 rows, ms_u32 steps, ms_u32 parts, ms_u32*
+    // done, ms_elem* total_out, const __grid_constant__ ms_tensor_map tin)` with ms_elem = T
+    // and the map's bytes read as in_t = In (the caller's obligation; both of one size, which
+    // divides each step, checked above). The map covers exactly `rows` rows of `steps` steps
+    // of `inp` (TensorMap::rows checked them against the input), of which the kernel reads the
+    // 128-byte columns of steps below `steps`; rows past `rows` arrive zero-filled and are
+    // left out. The shape fits the share form, whose module entry is the full kernel (it traps
+    // only for shapes that do not fit). partials holds one element per block, and the blocks
+    // hold every row; with a fold, partials hold `parts`, done and total one element each (all
+    // checked above; a null total_out folds nothing). `smem` bytes were allowed by the function
     // attribute set when the module was loaded.
     unsafe {
         s.launch_builder(f)
             .arg(&p)
             .arg(&shares.rows)
             .arg(&shares.steps)
+            .arg(&parts)
+            .arg(&done)
+            .arg(&total)
             .arg(&map)
             .launch(config(shares.blocks, shape.block, smem))
     }?;

@@ -66,7 +66,10 @@ pub const INLINE_MAX_WEIGHT: u32 = 24;
 /// generated source, and so their machine code, is what it would be without this policy.
 /// Items per thread do not depend on the form: outlined, a tile's code grows by one call per
 /// item, and fewer items would add block-level combines per element, which a compute-bound
-/// expensive combine pays for in run time.
+/// expensive combine pays for in run time. The outlined form still inlines the combine where
+/// a call per use costs most and one copy serves many uses: the chained runs of the staged
+/// kernels, the block-level steps (warp scans and reductions, the look-back's window fold),
+/// kept as rolled loops, and the few combines a thread makes once per tile.
 ///
 /// ```
 /// use monoscan::ops::{MatMulMod, Sum};
