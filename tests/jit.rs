@@ -135,10 +135,22 @@ fn every_class_warms_for_every_family_then_loads_from_disk() {
         .iter()
         .filter(|(_, _, s)| matches!(s, KernelSet::StagedScan(_)))
         .count();
+    // Cheap combines of 2 to 16 bytes also scan small inputs in tiles of fewer threads.
+    let small = ops
+        .iter()
+        .filter(|op| {
+            let cost = CombineCost::of(op);
+            let limits = DeviceLimits::for_arch(90);
+            policy::small_staged_shape(op.elem_size, &cost, &limits, &Tuning::default())
+                .unwrap()
+                .is_some()
+        })
+        .count();
+    assert!(small > 0);
     assert_eq!(
         staged,
-        ops.len(),
-        "the staged scan: once per class, on sm_90"
+        ops.len() + small,
+        "the staged scan: once per class on sm_90, twice with small-input tiles"
     );
     assert_eq!(report.count(Origin::Compiled), report.modules.len());
     for m in &report.modules {

@@ -26,8 +26,9 @@ use std::sync::OnceLock;
 /// assert!(matches!(small, KernelSet::OneTile(_)));
 /// assert!(matches!(plan.scan_set(Algorithm::Auto, 1 << 24, true)?, KernelSet::StagedScan(_)));
 /// // `prepare` compiles every set the default algorithm may load: the single-pass scan, its
-/// // staged form, the tiled reduce, and the one-tile scan in the single-pass and small shapes.
-/// assert_eq!(plan.sets(Algorithm::Auto)?.len(), 5);
+/// // staged form in the large and the small-input tiles, the tiled reduce, and the one-tile
+/// // scan in the single-pass and small shapes.
+/// assert_eq!(plan.sets(Algorithm::Auto)?.len(), 6);
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 #[derive(Debug)]
@@ -44,6 +45,8 @@ pub struct Plan {
     /// The staged scan's shape found by autotuning, where one is known (it replaces the
     /// policy's).
     tuned: OnceLock<TileShape>,
+    /// The staged scan's shape for small inputs, where the policy has one.
+    small: OnceLock<Option<TileShape>>,
 }
 
 impl Plan {
@@ -68,6 +71,7 @@ impl Plan {
             deterministic: false,
             shapes: Default::default(),
             tuned: OnceLock::new(),
+            small: OnceLock::new(),
         }
     }
 
@@ -133,6 +137,31 @@ impl Plan {
         Ok(*slot.get_or_init(|| s))
     }
 
+    /// The staged scan's shape for inputs of at most [`policy::SMALL_INPUT_BYTES`]
+    /// ([`policy::small_staged_shape`]): `None` where the policy has none, where an input
+    /// map reads inputs of another size, and once an autotuned shape is installed.
+    pub fn small_staged_shape(&self) -> Result<Option<TileShape>> {
+        if self.tuned.get().is_some() || self.in_size.is_some_and(|s| s != self.elem_size) {
+            return Ok(None);
+        }
+        if let Some(s) = self.small.get() {
+            return Ok(*s);
+        }
+        let s = policy::small_staged_shape(self.elem_size, &self.cost, &self.limits, &self.tuning)?;
+        Ok(*self.small.get_or_init(|| s))
+    }
+
+    /// The staged scan's shape for `n` elements: [`Plan::small_staged_shape`] for inputs of
+    /// at most [`policy::SMALL_INPUT_BYTES`] where there is one, else the staged shape.
+    pub fn staged_shape_for(&self, n: u64) -> Result<TileShape> {
+        if n.saturating_mul(self.elem_size as u64) <= policy::SMALL_INPUT_BYTES {
+            if let Some(s) = self.small_staged_shape()? {
+                return Ok(s);
+            }
+        }
+        self.shape(Purpose::Staged)
+    }
+
     /// The tile shape of the staged row scan, whose module's operator is this plan's (the
     /// segmented lifting of an operator over `value_size`-byte values) in a launch over `rows`
     /// rows: `None` where it does not apply ([`policy::row_staged_shape`]), or where an input
@@ -187,7 +216,7 @@ impl Plan {
                     let one = self.shape(Purpose::OneTile)?;
                     KernelSet::OneTile(if n <= one.tile() { one } else { register })
                 } else {
-                    let staged = self.shape(Purpose::Staged)?;
+                    let staged = self.staged_shape_for(n)?;
                     if staged.staged && aligned {
                         KernelSet::StagedScan(staged)
                     } else {
@@ -265,6 +294,9 @@ impl Plan {
                 let mut sets = vec![KernelSet::SinglePass(register)];
                 if staged.staged {
                     sets.push(KernelSet::StagedScan(staged));
+                    if let Some(small) = self.small_staged_shape()? {
+                        sets.push(KernelSet::StagedScan(small));
+                    }
                 }
                 sets.push(self.reduce_set(algorithm)?);
                 sets.push(KernelSet::OneTile(register));
@@ -311,10 +343,16 @@ mod tests {
         assert_eq!(scan(one.tile() + 1, true), KernelSet::OneTile(sp));
         assert_eq!(scan(sp.tile(), true), KernelSet::OneTile(sp));
         assert_eq!(scan(sp.tile() + 1, false), KernelSet::SinglePass(sp));
-        assert_eq!(scan(sp.tile() + 1, true), KernelSet::StagedScan(staged));
+        // Up to 1 MiB the staged scan runs in the small-input tiles, then in the large ones.
+        let small = p.small_staged_shape().unwrap().unwrap();
+        assert!(small.block < staged.block && small.items == staged.items);
+        assert_eq!(scan(sp.tile() + 1, true), KernelSet::StagedScan(small));
+        assert_eq!(scan(1 << 18, true), KernelSet::StagedScan(small));
+        assert_eq!(scan((1 << 18) + 1, true), KernelSet::StagedScan(staged));
+        assert_eq!(scan(1 << 18, false), KernelSet::SinglePass(sp));
         // Every set a call loads is one `sets` lists.
         let all = p.sets(Algorithm::Auto).unwrap();
-        for n in [0, 1, one.tile(), sp.tile(), 1 << 20] {
+        for n in [0, 1, one.tile(), sp.tile(), 1 << 18, 1 << 20] {
             for set in p.sets_for(Algorithm::Auto, n).unwrap() {
                 assert!(all.contains(&set), "{n}: {set:?}");
             }
@@ -327,6 +365,23 @@ mod tests {
                 KernelSet::TiledReduce(p.shape(Purpose::Tiles).unwrap())
             ]
         );
+        // Expensive combines and tunings that fix the staged shape keep one staged shape.
+        assert_eq!(
+            plan(&MatMulMod::default().cuda(), 90)
+                .small_staged_shape()
+                .unwrap(),
+            None
+        );
+        let fixed = Plan::new(
+            &Sum::<i32>::new().cuda(),
+            DeviceLimits::for_arch(90),
+            &Tuning {
+                staged: Some(crate::tuning::ShapeChoice::new(256, 32)),
+                ..Tuning::default()
+            },
+        );
+        assert_eq!(fixed.small_staged_shape().unwrap(), None);
+        assert_eq!(fixed.sets(Algorithm::Auto).unwrap().len(), 5);
         // Before sm_80 there is no staged scan.
         let turing = plan(&Sum::<i32>::new().cuda(), 75);
         assert_eq!(turing.sets(Algorithm::Auto).unwrap().len(), 4);

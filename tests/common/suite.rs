@@ -822,6 +822,11 @@ pub fn gpu_lengths(gpu: &Gpu, algorithm: Algorithm, size: usize) -> Vec<usize> {
             let staged = tile(Purpose::Staged);
             if staged.staged {
                 sections.push(staged.tile() as usize);
+                // Small inputs: tiles of fewer threads, up to a size in bytes.
+                let small = policy::SMALL_TILE_THREADS as usize * staged.items as usize;
+                ns.extend([small - 1, small, small + 1, 2 * small + 1]);
+                let edge = (policy::SMALL_INPUT_BYTES as usize / size.max(1)).max(1);
+                ns.extend([edge - 1, edge, edge + 1]);
             }
             // The tiled reduce's tile, and the small one-tile kernel's edge: n = tile - 1,
             // tile, tile + 1 (the last one goes to the single-pass shape's tile).

@@ -535,3 +535,52 @@ fn share_steps_hold_whole_elements_and_fit_where_they_apply() {
         }
     }
 }
+
+#[test]
+fn small_inputs_take_tiles_of_fewer_threads() {
+    let t = Tuning::default();
+    let (cheap, dear) = (cheap(), dear());
+    let h100 = hopper();
+    for size in [2, 4, 8, 16] {
+        let base = staged_scan_shape(size, &cheap, &h100, &t).unwrap();
+        let small = small_staged_shape(size, &cheap, &h100, &t)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{size}: no small shape"));
+        assert!(
+            small.staged && small.tma && !small.linear,
+            "{size}: {small:?}"
+        );
+        assert_eq!((small.block, small.items), (SMALL_TILE_THREADS, base.items));
+        // Smaller tiles, and at least as many of them resident per SM.
+        assert!(small.tile() < base.tile(), "{size}");
+        assert!(small.min_blocks >= base.min_blocks, "{size}: {small:?}");
+        assert!(h100.blocks_per_sm(small.block, small.staged_smem_bytes(size)) >= small.min_blocks);
+    }
+    // Elsewhere one staged shape serves every input: 1-byte tiles already have 128 threads,
+    // other sizes, expensive combines, cp.async tiles and a fixed staged shape keep theirs.
+    let fixed = Tuning {
+        staged: Some(ShapeChoice::new(256, 32)),
+        ..t.clone()
+    };
+    let no_tma = Tuning {
+        tma: false,
+        ..t.clone()
+    };
+    for (size, cost, cc, tuning) in [
+        (1, cheap, 90, &t),
+        (3, cheap, 90, &t),
+        (12, cheap, 90, &t),
+        (32, cheap, 90, &t),
+        (4, dear, 90, &t),
+        (4, cheap, 80, &t),
+        (4, cheap, 90, &no_tma),
+        (4, cheap, 90, &fixed),
+    ] {
+        let limits = DeviceLimits::for_arch(cc);
+        assert_eq!(
+            small_staged_shape(size, &cost, &limits, tuning).unwrap(),
+            None,
+            "{size} bytes, sm_{cc}"
+        );
+    }
+}
