@@ -104,7 +104,7 @@ fn integers_of_1_to_8_bytes() {
 }
 
 /// Not commutative: the 2x2 matrix product mod p (16 bytes) and three affine maps mod 2^64
-/// (48 bytes, the look-back's separate layout); and eight u64 sums (64 bytes).
+/// (48 bytes); and eight u64 sums (64 bytes, the most the look-back's paired layout holds).
 #[test]
 fn large_elements_and_operators_that_do_not_commute() {
     let Some(g) = gpu() else { return };

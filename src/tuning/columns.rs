@@ -112,7 +112,8 @@ mod tests {
                 (StateLayout::Packed128, 8),
                 (StateLayout::Paired, 12),
                 (StateLayout::Paired, 24),
-                (StateLayout::Separate, 64),
+                (StateLayout::Paired, 64),
+                (StateLayout::Separate, 96),
             ] {
                 let s = shape(columns, layout);
                 let slots = s.slots(size);

@@ -73,7 +73,7 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem*, co
     return (ms_u32)hi;
 }
 {% elif layout == "paired" %}
-// Elements of 9 to 32 bytes: each tile owns MS_PIECES 128-bit words, each holding 8 bytes of the
+// Elements of 9 to 64 bytes: each tile owns MS_PIECES 128-bit words, each holding 8 bytes of the
 // value beside a copy of the status, written and read with single 128-bit relaxed accesses.
 // A reader accepts a value only when every piece carries the same status: each tile publishes
 // AGG once and INCL once per epoch, so equal statuses mean all pieces come from one publish.
