@@ -843,3 +843,36 @@ fn compaction_kernels_compile_for_every_element_size() {
         |x: &Flagged<AffineMap<f64>>| x.flag,
     ));
 }
+
+/// The staged scan's long runs on sm_90 (cheap combines of 20- to 64-byte elements of whole
+/// words, in the linear layout): every size class that takes them compiles, the 32- and
+/// 64-byte ones with their threads' staggered accesses to a run's units.
+#[test]
+fn long_runs_of_every_size_class() {
+    use monoscan::bench::classes::{visit_sizes, Class, Visit};
+    use monoscan::tuning::TileShape;
+    struct LongRuns(Vec<usize>);
+    impl Visit for LongRuns {
+        type Error = std::convert::Infallible;
+        fn visit<C: Class>(&mut self, class: &C) -> Result<(), Self::Error> {
+            let op = class.cuda();
+            let size = op.elem_size;
+            let limits = DeviceLimits::for_arch(90);
+            let cost = CombineCost::of(&op);
+            let s = policy::staged_scan_shape(size, &cost, &limits, &Tuning::default()).unwrap();
+            if s.linear && size >= 20 {
+                let (rotations, _) = TileShape::linear_rotation(size, s.items, s.items);
+                assert_eq!(rotations > 1, size % 32 == 0, "{size}-byte elements");
+                build(&op, KernelSet::StagedScan(s), false, Target::Cubin(90));
+                self.0.push(size);
+            }
+            Ok(())
+        }
+    }
+    if !nvrtc() {
+        return;
+    }
+    let mut long = LongRuns(Vec::new());
+    visit_sizes(&mut long).unwrap();
+    assert_eq!(long.0, [20, 24, 32, 40, 48, 64]);
+}

@@ -89,6 +89,9 @@ struct RunCtx {
     /// Elements per access group of the linear layout, and bytes per access.
     group: usize,
     unit: usize,
+    /// How threads stagger their accesses to a group's units ([`TileShape::linear_rotation`]).
+    rotate: u32,
+    rotate_period: u32,
     chains: u32,
 }
 
@@ -96,7 +99,10 @@ impl RunCtx {
     fn of(s: &TileShape, elem_size: usize) -> Self {
         // A chain's items are read in whole groups.
         let items = s.items / s.chains.max(1);
+        let (rotate, rotate_period) = TileShape::linear_rotation(elem_size, s.items, items);
         RunCtx {
+            rotate,
+            rotate_period,
             linear: s.linear,
             group: TileShape::linear_group(elem_size, items),
             unit: TileShape::linear_unit(elem_size, items),

@@ -169,6 +169,42 @@ impl TileShape {
         Self::unit(Self::linear_group(size, items) * size.max(1))
     }
 
+    /// How the linear layout staggers a run's units between threads, as `(rotations, period)`:
+    /// thread `t` accesses the units of each group starting at unit `(t / period) % rotations`
+    /// (and wrapping), so that the threads of one shared-memory phase touch distinct banks.
+    ///
+    /// Runs of `items` elements of `size` bytes start `items * size / unit` units apart. Where
+    /// that stride is odd the runs already fall in distinct banks and there is one rotation.
+    /// Where it shares a factor `g` with the phase's `128 / unit` unit positions (64-byte
+    /// elements in 16-byte units: every run starts on bank 0 or 16), only `128 / unit / g`
+    /// distinct positions start a phase's runs and `g` threads pile onto each; staggering the
+    /// threads by up to `g` units of the group (`chain_items` elements per group, as
+    /// [`TileShape::linear_group`]) spreads them again. Units under 4 bytes share words and
+    /// keep one rotation.
+    ///
+    /// ```
+    /// use monoscan::tuning::TileShape;
+    /// assert_eq!(TileShape::linear_rotation(64, 9, 9), (4, 2));
+    /// assert_eq!(TileShape::linear_rotation(32, 17, 17), (2, 4));
+    /// assert_eq!(TileShape::linear_rotation(48, 11, 11), (1, 8));
+    /// ```
+    pub fn linear_rotation(size: usize, items: u32, chain_items: u32) -> (u32, u32) {
+        let group = Self::linear_group(size, chain_items);
+        let unit = Self::linear_unit(size, chain_items);
+        let positions = (128 / unit) as u64;
+        if unit < 4 {
+            return (1, positions as u32);
+        }
+        let units = (group * size.max(1) / unit) as u64;
+        let stride = u64::from(items) * size.max(1) as u64 / unit as u64;
+        let shared = gcd(stride % positions, positions);
+        let mut rotations = 1u64;
+        while rotations * 2 <= shared.min(units) {
+            rotations *= 2;
+        }
+        (rotations as u32, (positions / shared) as u32)
+    }
+
     /// Tensor copies per tile in the TMA form: a box of the tensor map holds at most 256 rows
     /// (one per thread), so tiles of more threads arrive as several boxes.
     pub fn tma_boxes(&self) -> u32 {
@@ -312,6 +348,15 @@ fn tma_boxes(block: u32) -> u32 {
     block.div_ceil(256).max(1)
 }
 
+/// The greatest common divisor (`gcd(0, b) == b`).
+fn gcd(a: u64, b: u64) -> u64 {
+    if a == 0 {
+        b
+    } else {
+        gcd(b % a, a)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,5 +418,61 @@ mod tests {
         let s = TileShape::new(1024, u32::MAX, StateLayout::Separate, 1);
         assert_eq!(s.tile_bytes(usize::MAX), usize::MAX);
         assert_eq!(s.smem_bytes(usize::MAX), usize::MAX);
+    }
+    /// The most threads of one shared-memory phase whose accesses to unit `k` of a group
+    /// fall on the same bank group, for runs of `items` elements of `size` bytes staggered by
+    /// `rotation` (as the linear layout's template does).
+    fn worst_phase(size: usize, items: u32, chain_items: u32, rotation: (u32, u32)) -> usize {
+        let group = TileShape::linear_group(size, chain_items);
+        let unit = TileShape::linear_unit(size, chain_items);
+        let units = group * size / unit;
+        let positions = 128 / unit;
+        let stride = items as usize * size / unit;
+        let (rotations, period) = (rotation.0 as usize, rotation.1 as usize);
+        let mut worst = 0;
+        for phase in 0..4 {
+            for k in 0..units {
+                let mut hits = vec![0usize; positions];
+                for t in phase * positions..(phase + 1) * positions {
+                    let r = (t / period) % rotations;
+                    hits[(t * stride + (k + r) % units) % positions] += 1;
+                }
+                worst = worst.max(hits.into_iter().max().unwrap());
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn staggered_runs_fall_in_distinct_banks() {
+        for size in [4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128] {
+            for items in 1..=24u32 {
+                if TileShape::linear_unit(size, items) < 4 {
+                    continue;
+                }
+                let rotation = TileShape::linear_rotation(size, items, items);
+                let plain = worst_phase(size, items, items, (1, 1));
+                let staggered = worst_phase(size, items, items, rotation);
+                assert!(
+                    staggered <= plain,
+                    "{size} x {items}: {staggered} > {plain}"
+                );
+                // Threads sharing a bank without the stagger, spread over as many units of
+                // the group as there are: a group of a power-of-two count of units spreads
+                // them evenly.
+                let unit = TileShape::linear_unit(size, items);
+                let units = TileShape::linear_group(size, items) * size / unit;
+                if units.is_power_of_two() {
+                    let want = plain.div_ceil(units).max(1);
+                    assert_eq!(staggered, want, "{size} x {items}: {rotation:?}");
+                }
+            }
+        }
+        // The long runs of 64-byte elements: four 16-byte units staggered over pairs of threads.
+        assert_eq!(worst_phase(64, 9, 9, (1, 1)), 4);
+        assert_eq!(
+            worst_phase(64, 9, 9, TileShape::linear_rotation(64, 9, 9)),
+            1
+        );
     }
 }

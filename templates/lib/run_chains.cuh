@@ -6,20 +6,21 @@
 // Order is kept: each part is folded in order, and the parts are combined earliest first. The
 // scan starts each part from its own prefix (the run's prefix combined with the totals of the
 // parts before it: MS_CHAINS - 1 more combines per thread) and again steps the parts together.
-// With more than one chain the stepping loop is not unrolled and calls the combine inlined
-// (MsOp::combine_ilp): MS_CHAINS copies of it per loop, which keeps both the code and its
-// compile time small while the copies' instructions interleave. Reads and writes go a group
-// (the layout's unit of whole elements) at a time through ms_group_get and ms_group_put.
+// The stepping loop calls the combine inlined (MsOp::combine_ilp). With more than one chain it
+// is not unrolled: MS_CHAINS copies of the combine per loop, which keeps both the code and its
+// compile time small while the copies' instructions interleave. With one chain it is unrolled
+// for a combine that is inlined everywhere and rolled for an outlined one (MS_STEP_UNROLL):
+// one inlined copy, no call per element. Reads and writes go a group (the layout's unit of
+// whole elements) at a time through ms_group_get and ms_group_put.
 #define MS_CHAINS {{ chains }}
 #define MS_RUN_PARTS MS_CHAINS
 #define MS_CHAIN_ITEMS (MS_ITEMS / MS_CHAINS)
 #define MS_CHAIN_GROUPS (MS_CHAIN_ITEMS / MS_GROUP_ELEMS)
 static_assert(MS_CHAINS >= 1 && MS_ITEMS % MS_CHAINS == 0 && MS_CHAIN_ITEMS % MS_GROUP_ELEMS == 0,
               "monoscan: a run splits into whole chains of whole groups");
-{% if chains == 1 %}#define MS_CHAIN_COMBINE MsOp::combine
-#define MS_CHAIN_UNROLL _Pragma("unroll")
-{% else %}#define MS_CHAIN_COMBINE MsOp::combine_ilp
-#define MS_CHAIN_UNROLL _Pragma("unroll 1")
+#define MS_CHAIN_COMBINE MsOp::combine_ilp
+{% if chains == 1 %}#define MS_CHAIN_UNROLL MS_STEP_UNROLL
+{% else %}#define MS_CHAIN_UNROLL _Pragma("unroll 1")
 {% endif %}// Folds this thread's run (items at or past `valid` of the tile count as the identity) into
 // parts[c], the total of part c.
 template <typename Map>

@@ -42,14 +42,16 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
     typedef typename Map::in_t in_t;
     const int first = threadIdx.x * MS_ITEMS;
     ms_elem acc = MsOp::identity();
-#pragma unroll
+    // Unrolled for a combine inlined everywhere; rolled, with one inlined copy of the combine
+    // per element of a group and no call, for an outlined one.
+    MS_STEP_UNROLL
     for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
         const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
 #pragma unroll
         for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
             const int idx = first + j * MS_GROUP_ELEMS + e;
             const ms_elem x = (full || (ms_u64)idx < valid) ? Map::apply(g.e[e]) : MsOp::identity();
-            acc = (j == 0 && e == 0) ? x : MsOp::combine(acc, x);
+            acc = (j == 0 && e == 0) ? x : MsOp::combine_ilp(acc, x);
         }
     }
     parts[0] = acc;
@@ -58,7 +60,7 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
 template <typename Map>
 __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, const ms_elem (&)[1], int exclusive) {
     typedef typename Map::in_t in_t;
-#pragma unroll
+    MS_STEP_UNROLL
     for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
         const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
         ms_group<ms_elem> res;
@@ -67,9 +69,9 @@ __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, con
             const ms_elem x = Map::apply(g.e[e]);
             if (exclusive) {
                 res.e[e] = run;
-                run = MsOp::combine(run, x);
+                run = MsOp::combine_ilp(run, x);
             } else {
-                run = MsOp::combine(run, x);
+                run = MsOp::combine_ilp(run, x);
                 res.e[e] = run;
             }
         }

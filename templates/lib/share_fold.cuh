@@ -78,8 +78,10 @@ __device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows,
         const int stage = (int)(j % MS_SHARE_STAGES);
         char* buf = bufs + stage * MS_SHARE_STAGE_BYTES;
         ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
-#pragma unroll
-        for (int e = 0; e < MS_SHARE_ELEMS; ++e) acc = MsOp::combine(acc, Map::apply(ms_share_get<in_t>(buf, e)));
+        // One inlined copy of an outlined combine in a rolled loop (no call per element);
+        // an inlined one unrolled.
+        MS_STEP_UNROLL
+        for (int e = 0; e < MS_SHARE_ELEMS; ++e) acc = MsOp::combine_ilp(acc, Map::apply(ms_share_get<in_t>(buf, e)));
         // Every thread is done with this buffer before it is refilled.
         __syncthreads();
         if (threadIdx.x == 0 && j + MS_SHARE_STAGES < steps) {
