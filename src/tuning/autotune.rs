@@ -73,11 +73,12 @@ pub fn candidates(
         for chains in [1, 4] {
             push(with(None, Some(chains)));
         }
-        // Runs of about 256 bytes in tiles of 128 threads: a tile's block scan and look-back
-        // are paid once per twice the elements, and more, smaller tiles share an SM. On an
-        // H100 at 2^24 elements (fraction of copy, against the policy's shape): Welford
-        // 0.80 against 0.57, 24-byte polynomial hashes mod p 0.91 against 0.68, 48-byte
-        // affine maps 0.83 against 0.69; 16-byte affine maps mod p 0.75 either way.
+        // Runs of about 256 bytes (at least 9 elements) in tiles of 192 threads: a tile's
+        // block scan and look-back are paid once per two to three times the elements of
+        // the policy's runs. On an H100 at 2^24 elements (fraction of copy, one run):
+        // Welford 0.84 in 192x11 against 0.80 in 128x11 and 0.57 in the policy's 352x5,
+        // hashes mod p 0.93 against 0.91, the 2x2 matrix product 0.78 in 192x8 against
+        // 0.74 in 128x8, 48-byte affine maps 0.94 in runs of 9 against 0.83 in runs of 5.
         push(with(
             Some(ShapeChoice::new(EXPENSIVE_THREADS, expensive_items(size))),
             None,
@@ -145,27 +146,29 @@ pub fn candidates(
 pub const MAX_CANDIDATES: usize = 6;
 
 /// Threads per tile of the candidate with long runs for expensive combines.
-pub const EXPENSIVE_THREADS: u32 = 128;
+pub const EXPENSIVE_THREADS: u32 = 192;
 
-/// Elements in a run of about 256 bytes, the long-run candidate for expensive combines of
-/// `size`-byte elements: a power-of-two count for power-of-two sizes (a power-of-two number of
-/// 16-byte chunks, as the swizzled layout takes), else a whole number of the linear layout's
-/// groups ([`TileShape::linear_group`]), odd where the group is one element so that the runs
-/// start an odd number of units apart.
+/// Elements in a run of the long-run candidate for expensive combines of `size`-byte
+/// elements: about 256 bytes, as a power-of-two count for power-of-two sizes (a power-of-two
+/// number of 16-byte chunks, as the swizzled layout takes); for other sizes at least 9
+/// elements, in a whole number of the linear layout's groups ([`TileShape::linear_group`]),
+/// odd where the group is one element so that the runs start an odd number of units apart.
 ///
 /// ```
 /// use monoscan::tuning::autotune::expensive_items;
-/// assert_eq!([8, 16, 24, 32, 48, 7, 6].map(expensive_items), [32, 16, 11, 8, 5, 36, 42]);
+/// assert_eq!([8, 16, 24, 32, 48, 7, 6].map(expensive_items), [32, 16, 11, 8, 9, 36, 42]);
 /// ```
 pub fn expensive_items(size: usize) -> u32 {
     const BYTES: usize = 256;
+    const MIN_ITEMS: u32 = 9;
     let size = size.max(1);
     if size.is_power_of_two() {
         return (BYTES / size).max(1) as u32;
     }
     let group = TileShape::linear_group(size, 4) as u32;
     let ideal = BYTES as f64 / size as f64;
-    let items = ((ideal / f64::from(group)).round() as u32).max(1) * group;
+    let items = (((ideal / f64::from(group)).round() as u32).max(1) * group)
+        .max(MIN_ITEMS.div_ceil(group) * group);
     if group == 1 && items % 2 == 0 {
         items + 1
     } else {
@@ -339,12 +342,12 @@ mod tests {
             chains.contains(&1) && chains.contains(&2) && chains.contains(&4),
             "{chains:?}"
         );
-        // They also try runs of about 256 bytes in tiles of 128 threads.
+        // They also try long runs in tiles of EXPENSIVE_THREADS threads.
         for size in [8, 16, 24, 48] {
             let c = candidates(size, &dear(), &h100, &t);
             assert!(
                 c.iter()
-                    .any(|s| (s.block, s.items) == (128, expensive_items(size))),
+                    .any(|s| (s.block, s.items) == (EXPENSIVE_THREADS, expensive_items(size))),
                 "{size}: {c:?}"
             );
         }
