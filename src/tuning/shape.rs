@@ -348,8 +348,8 @@ fn tma_boxes(block: u32) -> u32 {
     block.div_ceil(256).max(1)
 }
 
-/// The greatest common divisor (`gcd(0, b) == b`).
-fn gcd(a: u64, b: u64) -> u64 {
+/// The greatest common divisor (`gcd(0, b) == b`, `gcd(a, 0) == a`).
+pub(crate) fn gcd(a: u64, b: u64) -> u64 {
     if a == 0 {
         b
     } else {

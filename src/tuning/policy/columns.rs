@@ -1,6 +1,7 @@
 //! The column scan's shape: threads, row groups and rows per thread for a number of columns
 //! and an element size.
 
+use crate::tuning::shape::gcd;
 use crate::tuning::{ColumnShape, DeviceLimits, StateLayout};
 
 /// The most columns of tiles of whole rows: one thread per column of a block of 1024. Arrays
@@ -111,14 +112,6 @@ pub fn column_shape(columns: usize, size: usize, limits: &DeviceLimits) -> Optio
 
 fn shape_chunks(groups: u64, rows: u64, row_bytes: u64) -> bool {
     (groups * rows * row_bytes) % 16 == 0
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 #[cfg(test)]
