@@ -215,6 +215,16 @@ fn bad_arguments_are_usage_errors() {
     fails("run --segment-len 0", 2, "--segment-len");
     fails("run --segment-len -1", 2, "--segment-len");
     fails("run --backend tpu", 2, "invalid value|tpu");
+    fails(
+        "bench --first-wave sometimes",
+        2,
+        "expected auto, skip or prefetch",
+    );
+    fails(
+        "bench --pace fast",
+        2,
+        "expected auto, off or a whole number",
+    );
 }
 
 #[test]

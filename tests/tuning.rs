@@ -18,7 +18,7 @@ use common::suite::{reference, Check, Mapped, OnGpu, Visit};
 use common::{affine_maps, Cmp};
 use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Sum};
 use monoscan::tuning::{
-    policy, DeviceLimits, Pace, PrefetchPlan, Purpose, ShapeChoice, TileShape, Tuning,
+    policy, DeviceLimits, FirstWave, Pace, PrefetchPlan, Purpose, ShapeChoice, TileShape, Tuning,
 };
 use monoscan::{Algorithm, ApproxEq, Backend, Error, Gpu, Map, Monoid};
 
@@ -317,7 +317,10 @@ fn planned(
     mem_gbps: u32,
 ) -> (u32, u32, u32, u32) {
     let ahead = (u64::from(tuning.prefetch_kib) * 1024 / tile_bytes as u64) as u32;
-    let first_wave = if tuning.skip_first_wave { resident } else { 0 };
+    let first_wave = match tuning.first_wave {
+        FirstWave::Prefetch => 0,
+        FirstWave::Auto | FirstWave::Skip => resident,
+    };
     let gbps = match tuning.pace {
         Pace::Off => 0,
         Pace::Gbps(g) => u64::from(g),
@@ -398,10 +401,11 @@ plans! {
     no_prefetch: Tuning { prefetch_kib: 0, ..Tuning::default() };
     prefetch_48_kib_first_wave_too: Tuning {
         prefetch_kib: 48,
-        skip_first_wave: false,
+        first_wave: FirstWave::Prefetch,
         ..Tuning::default()
     };
-    first_wave_too: Tuning { skip_first_wave: false, ..Tuning::default() };
+    first_wave_too: Tuning { first_wave: FirstWave::Prefetch, ..Tuning::default() };
+    first_wave_skipped: Tuning { first_wave: FirstWave::Skip, ..Tuning::default() };
     pace_off: Tuning { pace: Pace::Off, ..Tuning::default() };
     pace_200_gbps_over_3_waves: Tuning {
         pace: Pace::Gbps(200),

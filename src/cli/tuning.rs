@@ -1,7 +1,7 @@
 //! The tuning flags of `monoscan bench` and `monoscan run`, mapped onto [`Tuning`].
 
 use super::CliError;
-use monoscan::tuning::{CombineForm, Pace, ShapeChoice, Tuning};
+use monoscan::tuning::{CombineForm, FirstWave, Pace, ShapeChoice, Tuning};
 
 /// Kernel tuning (every flag defaults to the library's measured default).
 #[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
@@ -25,9 +25,10 @@ pub struct TuningArgs {
     /// How far ahead the TMA kernels prefetch into L2, in KiB (0: no prefetch).
     #[arg(long, value_name = "KIB")]
     pub prefetch_kib: Option<u32>,
-    /// Prefetch the first wave's tiles too.
-    #[arg(long)]
-    pub prefetch_first_wave: bool,
+    /// Whether the first wave's tiles are prefetched too: `auto` (the 1-D scan's launches of
+    /// several waves), `skip` or `prefetch`.
+    #[arg(long, value_name = "WHEN", value_parser = first_wave)]
+    pub first_wave: Option<FirstWave>,
     /// The first waves' pace: `auto` (a share of peak DRAM bandwidth), `off`, or GB/s.
     #[arg(long, value_name = "PACE", value_parser = pace)]
     pub pace: Option<Pace>,
@@ -62,6 +63,13 @@ fn combine_form(s: &str) -> Result<CombineForm, String> {
     s.parse().map_err(|e: monoscan::Error| e.to_string())
 }
 
+fn first_wave(s: &str) -> Result<FirstWave, String> {
+    [FirstWave::Auto, FirstWave::Skip, FirstWave::Prefetch]
+        .into_iter()
+        .find(|w| w.name() == s)
+        .ok_or_else(|| format!("`{s}`: expected auto, skip or prefetch"))
+}
+
 fn pace(s: &str) -> Result<Pace, String> {
     match s {
         "auto" => Ok(Pace::Auto),
@@ -84,7 +92,7 @@ impl TuningArgs {
             select: self.select,
             tma: !self.no_tma,
             prefetch_kib: self.prefetch_kib.unwrap_or(default.prefetch_kib),
-            skip_first_wave: !self.prefetch_first_wave,
+            first_wave: self.first_wave.unwrap_or(default.first_wave),
             pace: self.pace.unwrap_or(default.pace),
             pace_waves: self.pace_waves.unwrap_or(default.pace_waves),
             combine: self.combine,

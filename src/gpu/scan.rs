@@ -349,7 +349,7 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     }
     // The TMA forms load whole tiles (the tensor form through a tensor map of the input's
     // 128-byte rows, the bulk form by one bulk copy), and prefetch into L2 a fixed number of
-    // bytes ahead, past the launch's first wave. (Staged scans map in place: input elements
+    // bytes ahead, the first wave too in launches of several waves (`FirstWave::for_scan`). (Staged scans map in place: input elements
     // have the element's size, the plan sees to it.)
     let tma = if shape.staged && shape.tma {
         // The bulk form of the linear layout copies tiles from the input's address itself.
@@ -358,11 +358,14 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
         } else {
             Some(TensorMap::rows128(inp, shape.tma_rows())?)
         };
+        let resident = k.resident(Entry::ScanStaged, sc.mapped);
+        let mut tuning = sc.gpu.tuning.clone();
+        tuning.first_wave = tuning.first_wave.for_scan(tiles, resident);
         let plan = PrefetchPlan::new(
-            &sc.gpu.tuning,
+            &tuning,
             shape.tile_bytes(sc.op.op().elem_size),
             tiles,
-            k.resident(Entry::ScanStaged, sc.mapped),
+            resident,
             sc.gpu.info.mem_gbps,
         )?;
         Some((map, plan))

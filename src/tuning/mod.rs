@@ -32,7 +32,7 @@ pub use crate::codegen::CombineForm;
 pub use columns::ColumnShape;
 pub use limits::DeviceLimits;
 pub use policy::Purpose;
-pub use prefetch::PrefetchPlan;
+pub use prefetch::{FirstWave, PrefetchPlan};
 pub use shape::{StateLayout, TileShape, STATE_SECTOR};
 
 use crate::error::{Error, Result};
@@ -160,9 +160,9 @@ pub struct Tuning {
     /// How far ahead of its own tile a block of a TMA kernel asks L2 to prefetch, in KiB
     /// (0: no prefetching; at most 1 GiB).
     pub prefetch_kib: u32,
-    /// Whether the tiles the launch's resident blocks claim at once (the first wave) are left
-    /// out of the prefetch: they are being loaded directly at that moment.
-    pub skip_first_wave: bool,
+    /// Whether the tiles the launch's resident blocks claim at once (the first wave) are
+    /// prefetched too, or only loaded directly.
+    pub first_wave: FirstWave,
     /// The pace of the first waves' tensor copies.
     pub pace: Pace,
     /// How many first waves of tiles are paced (0 to 64; 0: none).
@@ -257,7 +257,7 @@ impl Default for Tuning {
             select: None,
             tma: true,
             prefetch_kib: Tuning::DEFAULT_PREFETCH_KIB,
-            skip_first_wave: true,
+            first_wave: FirstWave::Auto,
             pace: Pace::Auto,
             // One first wave paced better than two or four.
             pace_waves: 1,
@@ -280,14 +280,14 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB{}, pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
             shape(self.select),
             if self.tma { "on" } else { "off" },
             self.prefetch_kib,
-            if self.skip_first_wave { " past the first wave" } else { "" },
+            self.first_wave.name(),
             self.pace_waves,
             self.combine.map_or("auto (by cost)", CombineForm::name),
             self.chains

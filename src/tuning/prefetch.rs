@@ -5,18 +5,69 @@
 use super::{Pace, Tuning};
 use crate::error::{Error, Result};
 
+/// Whether the tiles a launch's resident blocks claim at once (its first wave) are also
+/// prefetched into L2, as every later tile is, or only loaded directly by their own blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FirstWave {
+    /// By the kernel and the launch ([`FirstWave::for_scan`]): the 1-D staged scan prefetches
+    /// the first wave of a launch of more than one wave; the other TMA kernels (batched rows,
+    /// compaction) leave it out.
+    Auto,
+    /// Left out: each first-wave tile is read once, by its own block's copy.
+    Skip,
+    /// Prefetched too: the block claiming tile `t` asks L2 for tile `t + ahead` even where
+    /// another block of the first wave copies that tile itself.
+    Prefetch,
+}
+
+impl FirstWave {
+    /// The choice for a launch of the 1-D staged scan of `tiles` tiles when `resident`
+    /// blocks fit the device at once: `Auto` prefetches the first wave in launches of more
+    /// than one wave (those whose first wave the default pace spaces out) and skips it in launches of one wave;
+    /// `Skip` and `Prefetch` stand. On H100s (fractions of copy, the mean of two runs each
+    /// way in one process, on each of three machines) prefetching the first wave of a launch
+    /// of several waves ran faster: sum i32 at 2^24 elements (1,490 tiles of 44 KiB, 660
+    /// resident) 0.914–0.920 against 0.888–0.907, at 2^23 (745 tiles) level to 0.027 faster;
+    /// the 16-byte affine maps at 2^21 (745 tiles) 0.810–0.822 against 0.765–0.775 and at
+    /// 2^22 0.905–0.920 against 0.862–0.885; level from 2^26 on. In launches of one wave it
+    /// was faster on one machine and slower on another (sum i32 at 2^22, 373 tiles: 0.696
+    /// against 0.671, and 0.620 against 0.663).
+    ///
+    /// ```
+    /// use monoscan::tuning::FirstWave;
+    /// assert_eq!(FirstWave::Auto.for_scan(1490, 660), FirstWave::Prefetch);
+    /// assert_eq!(FirstWave::Auto.for_scan(660, 660), FirstWave::Skip);
+    /// assert_eq!(FirstWave::Skip.for_scan(10_000, 660), FirstWave::Skip);
+    /// assert_eq!(FirstWave::Prefetch.for_scan(1, 660), FirstWave::Prefetch);
+    /// ```
+    pub fn for_scan(self, tiles: u64, resident: u32) -> FirstWave {
+        match self {
+            FirstWave::Auto if tiles > u64::from(resident) => FirstWave::Prefetch,
+            FirstWave::Auto => FirstWave::Skip,
+            chosen => chosen,
+        }
+    }
+
+    /// The choice's name, as `--first-wave` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FirstWave::Auto => "auto",
+            FirstWave::Skip => "skip",
+            FirstWave::Prefetch => "prefetch",
+        }
+    }
+}
+
 /// The L2 prefetch plan of one launch of a TMA kernel, and the pacing of its first wave's
 /// copies, passed to it by value (`ms_prefetch` in `templates/lib/tma.cuh`, the same four
 /// words).
 ///
 /// The block that claims tile `t` asks L2 for tile `t + ahead`, unless that tile is one of the
-/// launch's first `first_wave`: the resident blocks claim those at once and load them directly,
-/// and asking L2 for a tile that another block's tensor copy is fetching at the same moment
-/// only adds traffic while the whole first wave waits for its data. So every tile past the
-/// first wave is asked for once. With `first_wave` 0 every block asks; with `ahead` 0 none
-/// does. The block's threads ask for that tile's 128-byte rows (in the staged scan each thread
-/// its own) once the block's own copies are issued: a bulk prefetch queued ahead of them
-/// delays them.
+/// launch's first `first_wave`: the resident blocks claim those at once and load them directly
+/// ([`FirstWave::Skip`], every tile past the first wave asked for once). With `first_wave` 0
+/// every block asks ([`FirstWave::Prefetch`]); with `ahead` 0 none does. The block's threads
+/// ask for that tile's 128-byte rows (in the staged scan each thread its own) once the block's
+/// own copies are issued: a bulk prefetch queued ahead of them delays them.
 ///
 /// The block that claims tile `t < paced` issues its copy and its prefetch no earlier than the
 /// launch's clock (the global timer as tile 0's claimant read it) plus `t * pace_ps`, so that
@@ -28,7 +79,8 @@ use crate::error::{Error, Result};
 pub struct PrefetchPlan {
     /// Tiles ahead of its own that a block asks L2 for (0: no prefetching).
     pub ahead: u32,
-    /// Tiles the launch's resident blocks claim at once, none of which is prefetched.
+    /// Tiles at the start of the launch that are not prefetched: its first wave (the tiles its
+    /// resident blocks claim at once) where that is skipped, else 0.
     pub first_wave: u32,
     /// Picoseconds between the earliest issue times of consecutive paced tiles (0: no pacing).
     pub pace_ps: u32,
@@ -39,7 +91,8 @@ pub struct PrefetchPlan {
 impl PrefetchPlan {
     /// The plan under `tuning` for a launch of `tiles` tiles of `tile_bytes` when `resident`
     /// blocks fit the device at once, on a device of `mem_gbps` peak DRAM bandwidth (0:
-    /// unknown, no pacing unless the tuning sets a rate).
+    /// unknown, no pacing unless the tuning sets a rate). [`FirstWave::Auto`] skips the first
+    /// wave here; a kernel that prefetches it resolves `Auto` first ([`FirstWave::for_scan`]).
     ///
     /// A launch that fits in one wave is not paced: no later tile waits for its tiles to end,
     /// and pacing would only delay its last copies (on an H200, sum i32 at 2^22, 373 tiles, ran
@@ -71,7 +124,10 @@ impl PrefetchPlan {
         mem_gbps: u32,
     ) -> Result<Self> {
         let ahead = (u64::from(tuning.prefetch_kib) << 10) / tile_bytes.max(1) as u64;
-        let first_wave = if tuning.skip_first_wave { resident } else { 0 };
+        let first_wave = match tuning.first_wave {
+            FirstWave::Prefetch => 0,
+            FirstWave::Auto | FirstWave::Skip => resident,
+        };
         let gbps = match tuning.pace {
             Pace::Off => 0,
             Pace::Gbps(g) => g,
@@ -169,7 +225,7 @@ mod tests {
     #[test]
     fn the_tuning_sets_the_plan() {
         let every = Tuning {
-            skip_first_wave: false,
+            first_wave: FirstWave::Prefetch,
             pace: Pace::Gbps(200),
             pace_waves: 3,
             ..Tuning::default()
