@@ -28,10 +28,10 @@ pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
 /// The staged-scan shapes timed for `size`-byte elements with a combine of `cost` on a device
 /// with `limits`: the policy's shape first ([`policy::staged_scan_shape`]; where that takes
 /// long runs, the shape of runs of about 128 bytes next), then variants of it: fewer threads
-/// per tile (more, smaller tiles: a shorter life per tile), runs one access group longer
-/// (where the linear layout reads groups of several elements), the residency bound lifted or
-/// imposed (registers against resident blocks; two blocks per SM as a middle ground), the
-/// other layout where both apply (32-byte and larger power-of-two sizes), and, for expensive
+/// per tile (more, smaller tiles: a shorter life per tile), runs one and two access groups
+/// longer (where the linear layout reads groups of several elements), the residency bound
+/// lifted or imposed (registers against resident blocks; two blocks per SM as a middle
+/// ground), the other layout where both apply (32-byte and larger power-of-two sizes), and, for expensive
 /// combines, 1, 2 and 4 chains and runs of about 256 bytes in tiles of [`EXPENSIVE_THREADS`]
 /// ([`expensive_items`]). At most [`MAX_CANDIDATES`], each one the policy accepts, none
 /// twice.
@@ -88,16 +88,19 @@ pub fn candidates(
     let half = (base.block / 2).max(32) / 32 * 32;
     push(with(Some(ShapeChoice::new(half, base.items)), None));
     // Runs read in groups of several elements (odd sizes and sizes of 2 mod 4 in the linear
-    // layout): runs one group longer. The policy's run length puts the threads' runs an odd
-    // number of words apart, yet another can be faster: 7-byte elements on an H100 ran at
-    // 0.95 of copy in runs of 24 against 0.66 in the policy's 20 (0.78 with half the
-    // threads). Why has not been traced.
+    // layout): runs one group longer, then two groups longer in as many threads (a tile a
+    // group per thread larger). The policy's run length puts the threads' runs an odd number
+    // of words apart, yet others can be faster, and by shapes no rule here predicts: 7-byte
+    // elements on an H100 at 1 GiB ran at 0.66–0.68 of copy in the policy's 320x20, 0.885 in
+    // 256x24 and 0.926–0.929 in 256x28, but 0.903 in 224x28 and 0.71 in 224x24 (two runs
+    // each, one machine). Why has not been traced.
     if base.linear {
         let group = TileShape::linear_group(size, base.items) as u32;
         if group > 1 {
             let items = base.items + group;
             let threads = policy::linear_threads(items as usize * size, base.tma);
             push(with(Some(ShapeChoice::new(threads, items)), None));
+            push(with(Some(ShapeChoice::new(threads, items + group)), None));
         }
     }
     // The residency bound: imposed where the policy leaves registers free, lifted where it
@@ -351,11 +354,21 @@ mod tests {
                 "{size}: {c:?}"
             );
         }
-        // 7-byte elements, read four at a time, also try runs of one group more.
+        // 7-byte elements, read four at a time, also try runs of one and two groups more, the
+        // longer ones in as many threads (on an H100: 320x20, then 256x24 and 256x28).
         let c = candidates(7, &cheap(), &h100, &t);
-        assert!(
-            c.iter().any(|s| s.linear && s.items == c[0].items + 4),
-            "{c:?}"
+        let longer = |k: u32| c.iter().find(|s| s.linear && s.items == c[0].items + 4 * k);
+        let (Some(one), Some(two)) = (longer(1), longer(2)) else {
+            panic!("{c:?}");
+        };
+        assert_eq!(one.block, two.block, "{c:?}");
+        assert_eq!(
+            [
+                (c[0].block, c[0].items),
+                (one.block, one.items),
+                (two.block, two.items)
+            ],
+            [(320, 20), (256, 24), (256, 28)]
         );
         // Cheap combines of 40 bytes run long runs first.
         let c = candidates(40, &cheap(), &h100, &t);
