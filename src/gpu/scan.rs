@@ -349,8 +349,9 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     }
     // The TMA forms load whole tiles (the tensor form through a tensor map of the input's
     // 128-byte rows, the bulk form by one bulk copy), and prefetch into L2 a fixed number of
-    // bytes ahead, the first wave too in launches of several waves (`FirstWave::for_scan`). (Staged scans map in place: input elements
-    // have the element's size, the plan sees to it.)
+    // bytes ahead, the first wave too in launches of several waves (`FirstWave::for_scan`).
+    // (Staged scans map in place: input elements have the element's size, the plan sees to
+    // it.)
     let tma = if shape.staged && shape.tma {
         // The bulk form of the linear layout copies tiles from the input's address itself.
         let map = if shape.linear {

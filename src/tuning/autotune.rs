@@ -31,9 +31,9 @@ pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
 /// per tile (more, smaller tiles: a shorter life per tile), runs one and two access groups
 /// longer (where the linear layout reads groups of several elements), the residency bound
 /// lifted or imposed (registers against resident blocks; two blocks per SM as a middle
-/// ground), the other layout where both apply (32-byte and larger power-of-two sizes), and, for expensive
-/// combines, 1, 2 and 4 chains and runs of about 256 bytes in tiles of [`EXPENSIVE_THREADS`]
-/// ([`expensive_items`]). At most [`MAX_CANDIDATES`], each one the policy accepts, none
+/// ground), the other layout where both apply (32-byte and larger power-of-two sizes), and,
+/// for expensive combines, 1, 2 and 4 chains and runs of about 256 bytes in tiles of
+/// [`EXPENSIVE_THREADS`] ([`expensive_items`]). At most [`MAX_CANDIDATES`], each one the policy accepts, none
 /// twice.
 pub fn candidates(
     size: usize,

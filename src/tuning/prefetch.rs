@@ -23,10 +23,10 @@ pub enum FirstWave {
 impl FirstWave {
     /// The choice for a launch of the 1-D staged scan of `tiles` tiles when `resident`
     /// blocks fit the device at once: `Auto` prefetches the first wave in launches of more
-    /// than one wave (those whose first wave the default pace spaces out) and skips it in launches of one wave;
-    /// `Skip` and `Prefetch` stand. On H100s (fractions of copy, the mean of two runs each
-    /// way in one process, on each of three machines) prefetching the first wave of a launch
-    /// of several waves ran faster: sum i32 at 2^24 elements (1,490 tiles of 44 KiB, 660
+    /// than one wave (those whose first wave the default pace spaces out) and skips it in
+    /// launches of one wave; `Skip` and `Prefetch` stand. On H100s (fractions of copy, the
+    /// mean of two runs each way in one process, on each of three machines) prefetching the
+    /// first wave of a launch of several waves ran faster: sum i32 at 2^24 elements (1,490 tiles of 44 KiB, 660
     /// resident) 0.914–0.920 against 0.888–0.907, at 2^23 (745 tiles) level to 0.027 faster;
     /// the 16-byte affine maps at 2^21 (745 tiles) 0.810–0.822 against 0.765–0.775 and at
     /// 2^22 0.905–0.920 against 0.862–0.885; level from 2^26 on. In launches of one wave it
