@@ -228,7 +228,8 @@ where
 /// Every kernel set the library generates for `op` on compute capability `cc`, in the shapes
 /// the default tuning picks: the textbook, tiled, single-pass and one-tile families, the
 /// staged scan (with and without the TMA) where the element size and the architecture allow
-/// it, the staged reduce where the policy takes it, compaction's sets for 4-byte counts with
+/// it, the staged reduce where the policy takes it, the share scan where its steps fit,
+/// compaction's sets for 4-byte counts with
 /// an input map, and the check set.
 pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
     let size = op.elem_size;
@@ -263,6 +264,14 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
             sets.push(set);
         }
         let mut reduce = shape(Purpose::StagedReduce, t)?;
+        if reduce.staged {
+            let mut shares = reduce;
+            shares.chains = policy::chains(&cost, t, &shares, size);
+            let set = KernelSet::ShareScan(shares);
+            if shares.shares_fit(size) && in_size == size && !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
         if reduce.staged && in_size == size && policy::reduce_staged(size, &cost) {
             reduce.chains = policy::chains(&cost, t, &reduce, size);
             let set = KernelSet::StagedReduce(reduce);

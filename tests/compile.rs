@@ -51,9 +51,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::CombineRate { .. } => 14,
         KernelSet::RowStaged { .. } => 15,
         KernelSet::ColumnScan { .. } => 16,
+        KernelSet::ShareScan(_) => 17,
     }
 }
-const FAMILIES: usize = 17;
+const FAMILIES: usize = 18;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -63,7 +64,7 @@ fn selects(op: &CudaOp) -> bool {
 /// Every set the library generates for `op` on sm_`cc`: the textbook, tiled, single-pass and
 /// one-tile families in the policy's shapes (the one-tile scan also in the single-pass shape), the staged scan where the element size and the
 /// architecture allow it (by tensor copies on sm_90 by default, by `cp.async` there with
-/// `tma: false`), compaction's sets for u32 counts with an input map, the lane copies, the
+/// `tma: false`), the share scan where its steps fit, compaction's sets for u32 counts with an input map, the lane copies, the
 /// combine-rate kernel, and the check set.
 fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
     let size = op.elem_size;
@@ -114,6 +115,12 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
                 sets.push(KernelSet::StagedScan(s));
             }
             let mut r = shape(Purpose::StagedReduce, t);
+            // The share scan, in the staged reduce's shape, wherever its steps fit (sm_90).
+            let mut shares = r;
+            shares.chains = policy::chains(&cost, t, &shares, size);
+            if shares.shares_fit(size) && !sets.contains(&KernelSet::ShareScan(shares)) {
+                sets.push(KernelSet::ShareScan(shares));
+            }
             if r.staged && policy::reduce_staged(size, &cost) {
                 r.chains = policy::chains(&cost, t, &r, size);
                 if !sets.contains(&KernelSet::StagedReduce(r)) {

@@ -43,7 +43,7 @@ pub fn device_key(name: &str, cc: u32, sms: u32) -> String {
 /// record chose among one generation's candidates, so a record of another is not read (the
 /// operator is tuned again; `monoscan cache clear` removes the old file with the rest). It
 /// changes whenever the candidates, or what a stored shape runs, change.
-const CANDIDATES: u32 = 3;
+const CANDIDATES: u32 = 4;
 
 /// An operator as records name it: a SHA-256 of its whole device description (types, code,
 /// parameters, input map) and of the candidates' generation, hex.
@@ -98,7 +98,8 @@ impl TunedStore {
             .map_err(|e| format!("cannot write the tuning record {}: {e}", path.display()))
     }
 
-    /// Every record on disk: its path and its shape line (or why it is unreadable).
+    /// Every record on disk: its path and its shape line, followed by `; share scan` where
+    /// the share scan won (or why it is unreadable).
     pub fn list(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
         let Some(dir) = &self.dir else {
             return Ok(Vec::new());
@@ -118,11 +119,18 @@ impl TunedStore {
                 let path = file?.path();
                 if path.extension().is_some_and(|e| e == "txt") {
                     let summary = match read_bounded(&path, MAX_RECORD_BYTES) {
-                        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes)
-                            .lines()
-                            .find(|l| l.starts_with("shape "))
-                            .unwrap_or("(no shape)")
-                            .to_string(),
+                        Ok(Some(bytes)) => {
+                            let text = String::from_utf8_lossy(&bytes);
+                            let shape = text
+                                .lines()
+                                .find(|l| l.starts_with("shape "))
+                                .unwrap_or("(no shape)");
+                            if text.lines().any(|l| l == "shares 1") {
+                                format!("{shape}; share scan")
+                            } else {
+                                shape.to_string()
+                            }
+                        }
                         Ok(None) => continue,
                         Err(e) => format!("(unreadable: {e})"),
                     };
@@ -173,6 +181,7 @@ mod tests {
             shape: shape16,
             timings: vec![("x".into(), 1.0)],
             n: 1 << 26,
+            shares: true,
         };
         let device = device_key("NVIDIA H100 80GB HBM3", 90, 132);
         assert_eq!(device, "NVIDIA-H100-80GB-HBM3-sm90-132");
@@ -188,6 +197,7 @@ mod tests {
         let listed = later.list().unwrap();
         assert_eq!(listed.len(), 1);
         assert!(listed[0].1.starts_with("shape "), "{listed:?}");
+        assert!(listed[0].1.ends_with("; share scan"), "{listed:?}");
         // A damaged file is ignored.
         std::fs::write(&listed[0].0, "garbage").unwrap();
         assert!(TunedStore::new(Some(&dir))
@@ -214,6 +224,7 @@ mod tests {
             .unwrap(),
             timings: vec![],
             n: 1,
+            shares: false,
         };
         store.put("d", &op, &record).unwrap();
         assert_eq!(store.get("d", &op, &h100), Some(record));

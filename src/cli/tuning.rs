@@ -1,7 +1,7 @@
 //! The tuning flags of `monoscan bench` and `monoscan run`, mapped onto [`Tuning`].
 
 use super::CliError;
-use monoscan::tuning::{CombineForm, FirstWave, Pace, ShapeChoice, Tuning};
+use monoscan::tuning::{CombineForm, FirstWave, Pace, ShapeChoice, ShareScan, Tuning};
 
 /// Kernel tuning (every flag defaults to the library's measured default).
 #[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
@@ -53,6 +53,10 @@ pub struct TuningArgs {
     /// Reduce expensive combines tile by tile, never in the staged reduce's share form.
     #[arg(long)]
     pub no_share_reduce: bool,
+    /// Whether 1-D scans run in the share scan's form (each thread folds, then scans, one
+    /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
+    #[arg(long, value_name = "WHEN", value_parser = share_scan)]
+    pub share_scan: Option<ShareScan>,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
@@ -68,6 +72,13 @@ fn first_wave(s: &str) -> Result<FirstWave, String> {
         .into_iter()
         .find(|w| w.name() == s)
         .ok_or_else(|| format!("`{s}`: expected auto, skip or prefetch"))
+}
+
+fn share_scan(s: &str) -> Result<ShareScan, String> {
+    [ShareScan::Auto, ShareScan::Never, ShareScan::Always]
+        .into_iter()
+        .find(|w| w.name() == s)
+        .ok_or_else(|| format!("`{s}`: expected auto, never or always"))
 }
 
 fn pace(s: &str) -> Result<Pace, String> {
@@ -100,6 +111,7 @@ impl TuningArgs {
             autotune: !self.no_autotune,
             staged_reduce: !self.no_staged_reduce,
             share_reduce: !self.no_share_reduce,
+            share_scan: self.share_scan.unwrap_or(default.share_scan),
         };
         tuning
             .validate()
@@ -134,6 +146,8 @@ mod tests {
         assert_eq!(combine_form("outlined"), Ok(CombineForm::Outlined));
         assert!(combine_form("unrolled").is_err());
         assert!(pace("fast").is_err());
+        assert_eq!(share_scan("always"), Ok(ShareScan::Always));
+        assert!(share_scan("sometimes").is_err());
         assert!(shape("12").is_err());
     }
 }

@@ -324,7 +324,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 }),
             },
         ),
-        KernelSet::StagedReduce(s) => engine::render(
+        KernelSet::StagedReduce(s) | KernelSet::ShareScan(s) => engine::render(
             template,
             &StagedReduceCtx {
                 prefix,

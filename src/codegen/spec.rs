@@ -26,6 +26,10 @@ pub enum Entry {
     /// The staged reduce's share form: each thread folds one contiguous share (the TMA forms;
     /// launched where its stages fit shared memory).
     ReduceShares,
+    /// The share scan's first pass: each thread folds one contiguous share.
+    ShareTotals,
+    /// The share scan's second pass: each thread scans its share from its carry.
+    ShareScan,
     /// Reduce-then-scan: the total of each tile.
     TileTotals,
     /// One block scans one tile from a carry.
@@ -66,6 +70,8 @@ impl Entry {
             Entry::ReduceTiles => "reduce_tiles",
             Entry::ReduceStaged => "reduce_staged",
             Entry::ReduceShares => "reduce_shares",
+            Entry::ShareTotals => "share_totals",
+            Entry::ShareScan => "share_scan",
             Entry::TileTotals => "tile_totals",
             Entry::TileScan => "tile_scan",
             Entry::ScanSinglePass => "scan_single_pass",
@@ -89,6 +95,8 @@ impl Entry {
             Entry::ReduceTiles
                 | Entry::ReduceStaged
                 | Entry::ReduceShares
+                | Entry::ShareTotals
+                | Entry::ShareScan
                 | Entry::TileTotals
                 | Entry::TileScan
                 | Entry::ScanSinglePass
@@ -141,6 +149,10 @@ pub enum KernelSet {
     /// [`crate::tuning::policy::REDUCE_STAGES`] buffers, sm_80 and newer; elements of any size
     /// up to the staged limit, and expensive combines.
     StagedReduce(TileShape),
+    /// The share scan (`share_scan.cu`): each resident thread folds one contiguous share of the
+    /// input, then scans it again from its carry; the TMA forms, in the staged reduce's shape
+    /// (its share steps), for combines that cost more than the bytes they move.
+    ShareScan(TileShape),
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
     ReduceThenScan(TileShape),
@@ -220,6 +232,7 @@ impl KernelSet {
             KernelSet::BrentKung { block } => format!("brent-kung-b{block}"),
             KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
             KernelSet::StagedReduce(s) => format!("staged-reduce-{}", s.name()),
+            KernelSet::ShareScan(s) => format!("share-scan-{}", s.name()),
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
@@ -261,6 +274,7 @@ impl KernelSet {
             KernelSet::BrentKung { .. } => "brent_kung.cu",
             KernelSet::TiledReduce(_) => "tiled_reduce.cu",
             KernelSet::StagedReduce(_) => "staged_reduce.cu",
+            KernelSet::ShareScan(_) => "share_scan.cu",
             KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
             KernelSet::SinglePass(_) => "single_pass.cu",
             KernelSet::StagedScan(_) => "staged_scan.cu",
@@ -288,6 +302,7 @@ impl KernelSet {
                 &[Entry::Fill, Entry::ReduceStaged, Entry::ReduceShares]
             }
             KernelSet::StagedReduce(_) => &[Entry::Fill, Entry::ReduceStaged],
+            KernelSet::ShareScan(_) => &[Entry::Fill, Entry::ShareTotals, Entry::ShareScan],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
             KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
             KernelSet::StagedScan(_) => &[Entry::Fill, Entry::ScanStaged],
@@ -313,6 +328,7 @@ impl KernelSet {
             | KernelSet::CombineRate { block, .. } => *block,
             KernelSet::TiledReduce(s)
             | KernelSet::StagedReduce(s)
+            | KernelSet::ShareScan(s)
             | KernelSet::ReduceThenScan(s)
             | KernelSet::SinglePass(s)
             | KernelSet::StagedScan(s)
@@ -337,6 +353,11 @@ impl KernelSet {
             (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
             (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
             (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
+                s.shares_smem_bytes(elem_size)
+            }
+            (KernelSet::ShareScan(s), Entry::ShareTotals | Entry::ShareScan)
+                if s.shares_fit(elem_size) =>
+            {
                 s.shares_smem_bytes(elem_size)
             }
             (

@@ -15,13 +15,17 @@ use crate::tuning::autotune::{self, Record, MIN_TUNING_BYTES};
 /// of at least [`MIN_TUNING_BYTES`] that the scan does not overwrite (`tunable`), the
 /// candidates are compiled in parallel, each timed by `run` (a scan of this call's input into
 /// its output: one untimed run, the median of three timed ones), and the fastest is recorded
-/// and installed. Results never depend on the shape: `run` computes the same scan in each.
+/// and installed. Where the plan makes the share scan a candidate
+/// ([`crate::tuning::plan::Plan::share_scan_candidate`]), `shares` (the same scan in the share
+/// scan's form; `false` where it does not apply) is timed too, and installed where it is the
+/// fastest. Results never depend on the shape: `run` and `shares` compute the same scan.
 pub(super) fn staged_set<M: Monoid>(
     sc: &OpKernels<M>,
     set: KernelSet,
     n: u64,
     tunable: bool,
     run: impl Fn(KernelSet) -> Result<()>,
+    shares: impl Fn() -> Result<bool>,
 ) -> Result<KernelSet> {
     let KernelSet::StagedScan(_) = set else {
         return Ok(set);
@@ -39,6 +43,7 @@ pub(super) fn staged_set<M: Monoid>(
     let device = gpu.device_key();
     let limits = gpu.info.limits;
     if let Some(record) = gpu.cache.tuned().get(&device, op, &limits) {
+        sc.plan.install_share_scan(record.shares);
         return Ok(KernelSet::StagedScan(sc.plan.install_tuned(record.shape)));
     }
     if !tunable || n.saturating_mul(size as u64) < MIN_TUNING_BYTES {
@@ -57,16 +62,24 @@ pub(super) fn staged_set<M: Monoid>(
             best = Some((i, ms));
         }
     }
-    let Some((winner, _)) = best else {
+    let Some((winner, fastest)) = best else {
         return Ok(set);
     };
+    let mut won_by_shares = false;
+    if sc.plan.share_scan_candidate() && shares()? {
+        let ms = timer.time(|| shares().map(|_| ()))?.median_ms();
+        timings.push(("share-scan".to_string(), ms));
+        won_by_shares = ms < fastest;
+    }
     let record = Record {
         shape: shapes[winner],
         timings,
         n,
+        shares: won_by_shares,
     };
     if let Err(why) = gpu.cache.tuned().put(&device, op, &record) {
         eprintln!("monoscan: warning: {why}; the tuned shape is kept for this process only");
     }
+    sc.plan.install_share_scan(record.shares);
     Ok(KernelSet::StagedScan(sc.plan.install_tuned(record.shape)))
 }

@@ -22,6 +22,7 @@ mod reduce;
 mod scan;
 mod scanner;
 mod scratch;
+mod shares;
 
 pub use device::{device_count, driver_present, DeviceInfo};
 pub use module::KernelInfo;

@@ -76,6 +76,7 @@ impl Loaded {
                         spec.set,
                         KernelSet::StagedScan(_)
                             | KernelSet::StagedReduce(_)
+                            | KernelSet::ShareScan(_)
                             | KernelSet::RowStaged { .. }
                             | KernelSet::ColumnScan { .. }
                     ) {

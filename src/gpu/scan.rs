@@ -48,6 +48,8 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
         Mode::InclusiveFrom(v) => (false, Some(v)),
         Mode::Exclusive(v) => (true, Some(v)),
     };
+    // The share scan is one of Auto's forms only.
+    let auto = algorithm == Algorithm::Auto;
     let algorithm = sc.plan.resolve(algorithm, n)?;
     if matches!(algorithm, Algorithm::KoggeStone | Algorithm::BrentKung) {
         // The textbook kernels read the operator's own element type and seed only
@@ -92,24 +94,45 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
             let out_bytes = n * std::mem::size_of::<M::Elem>() as u64;
             let disjoint =
                 inp.addr() + in_bytes <= out.addr() || out.addr() + out_bytes <= inp.addr();
-            let set = super::autotune::staged_set(sc, set, n, disjoint, |s| {
-                let plain = Run {
-                    exclusive: false,
-                    init: None,
-                    total: None,
-                };
-                single_pass(sc, s, inp, out, plain)
-            })?;
+            let plain = || Run {
+                exclusive: false,
+                init: None,
+                total: None,
+            };
+            let share_set = if auto {
+                sc.plan.share_scan_set()?
+            } else {
+                None
+            };
+            let set = super::autotune::staged_set(
+                sc,
+                set,
+                n,
+                disjoint,
+                |s| single_pass(sc, s, inp, out, plain()),
+                || match share_set {
+                    Some(s) => super::shares::scan(sc, s, inp, out, &plain()),
+                    None => Ok(false),
+                },
+            )?;
+            if let Some(s) = share_set.filter(|_| sc.plan.share_scan()) {
+                if super::shares::scan(sc, s, inp, out, &run)? {
+                    return Ok(());
+                }
+            }
             single_pass(sc, set, inp, out, run)
         }
     }
 }
 
 /// What a scan computes besides its input and output.
-struct Run<T> {
-    exclusive: bool,
-    init: Option<T>,
-    total: Option<DevSlice<T>>,
+pub(super) struct Run<T> {
+    /// Exclusive (else inclusive).
+    pub(super) exclusive: bool,
+    /// The seed, if any.
+    pub(super) init: Option<T>,
+    /// Where the total goes, if anywhere.
+    pub(super) total: Option<DevSlice<T>>,
 }
 
 /// Only the first level of a textbook scan (see [`super::Scanner::block_scans_only`]).

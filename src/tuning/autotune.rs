@@ -192,6 +192,9 @@ pub struct Record {
     pub timings: Vec<(String, f64)>,
     /// Elements of the input the candidates were timed on.
     pub n: u64,
+    /// Whether the share scan ([`crate::tuning::ShareScan`]), timed beside the shapes, was
+    /// faster than every one of them: 1-D scans then run it where it applies.
+    pub shares: bool,
 }
 
 /// The first line of a record file.
@@ -213,6 +216,7 @@ impl Record {
             s.chains,
             s.min_blocks
         );
+        text.push_str(&format!("shares {}\n", u8::from(self.shares)));
         for (name, ms) in &self.timings {
             text.push_str(&format!("timed {ms:.6} {name}\n"));
         }
@@ -269,14 +273,22 @@ impl Record {
         }
         shape.chains = chains;
         shape.min_blocks = if shape.tma { min_blocks.max(1) } else { 0 };
-        let timings = lines
+        let rest: Vec<&str> = lines.collect();
+        let shares = rest.contains(&"shares 1");
+        let timings = rest
+            .iter()
             .filter_map(|l| l.strip_prefix("timed "))
             .filter_map(|l| {
                 let (ms, name) = l.split_once(' ')?;
                 Some((name.to_string(), ms.parse().ok()?))
             })
             .collect();
-        Ok(Record { shape, timings, n })
+        Ok(Record {
+            shape,
+            timings,
+            n,
+            shares,
+        })
     }
 }
 
@@ -397,6 +409,7 @@ mod tests {
                     shape,
                     timings: vec![("a".into(), 0.25), (shape.name(), 0.125)],
                     n: 1 << 24,
+                    shares: size == 8,
                 };
                 let back = Record::parse(&r.to_text(), size, &h100)
                     .unwrap_or_else(|e| panic!("{size}: {shape:?}: {e}"));
@@ -407,6 +420,7 @@ mod tests {
             shape: candidates(12, &cheap(), &h100, &t)[0],
             timings: vec![],
             n: 5,
+            shares: false,
         };
         let text = r.to_text();
         assert!(Record::parse(&text.replace("monoscan-tuned 1", "x"), 12, &h100).is_err());

@@ -122,6 +122,34 @@ pub enum Pace {
     Gbps(u32),
 }
 
+/// Whether 1-D scans run in the share scan's form: each resident thread folds one contiguous
+/// share of the input, then scans it again from its carry (two launches that read the input
+/// twice; [`crate::codegen::KernelSet::ShareScan`]). It suits combines that cost more than the
+/// bytes they move, and needs the TMA (sm_90 and newer), an input large enough for two steps
+/// of 128 bytes per resident thread ([`policy::shares`]), elements whose share steps fit
+/// shared memory, and 16-byte aligned input and output; other scans run the single-pass scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShareScan {
+    /// The autotuner times it beside the staged shapes for operators with an expensive
+    /// combine, and keeps it where it wins.
+    Auto,
+    /// Never.
+    Never,
+    /// Every scan where it applies.
+    Always,
+}
+
+impl ShareScan {
+    /// The name the command line takes: `auto`, `never` or `always`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShareScan::Auto => "auto",
+            ShareScan::Never => "never",
+            ShareScan::Always => "always",
+        }
+    }
+}
+
 /// The kernels' tuning: a typed value with measured defaults, attached to a [`crate::Gpu`]
 /// with [`crate::Gpu::with_tuning`].
 ///
@@ -186,6 +214,8 @@ pub struct Tuning {
     /// inputs large enough ([`policy::shares`]) run the share form on sm_90 (each thread folds
     /// one contiguous share, the block reduces once) rather than reducing tile by tile.
     pub share_reduce: bool,
+    /// Whether 1-D scans run in the share scan's form where it applies.
+    pub share_scan: ShareScan,
 }
 
 impl Tuning {
@@ -266,6 +296,7 @@ impl Default for Tuning {
             autotune: true,
             staged_reduce: true,
             share_reduce: true,
+            share_scan: ShareScan::Auto,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! sets without a device, so that a warmed disk cache holds exactly what a later process loads.
 
 use super::cost::CombineCost;
-use super::{policy, CombineForm, DeviceLimits, Purpose, TileShape, Tuning};
+use super::{policy, CombineForm, DeviceLimits, Purpose, ShareScan, TileShape, Tuning};
 use crate::algorithm::Algorithm;
 use crate::cache::OpKey;
 use crate::codegen::{KernelSet, KernelSpec};
@@ -45,6 +45,9 @@ pub struct Plan {
     /// The staged scan's shape found by autotuning, where one is known (it replaces the
     /// policy's).
     tuned: OnceLock<TileShape>,
+    /// Whether autotuning found the share scan faster than every staged shape, where it timed
+    /// it.
+    tuned_shares: OnceLock<bool>,
     /// The staged scan's shape for small inputs, where the policy has one.
     small: OnceLock<Option<TileShape>>,
 }
@@ -71,6 +74,7 @@ impl Plan {
             deterministic: false,
             shapes: Default::default(),
             tuned: OnceLock::new(),
+            tuned_shares: OnceLock::new(),
             small: OnceLock::new(),
         }
     }
@@ -89,6 +93,47 @@ impl Plan {
     /// The autotuned shape of the staged scan, if one was installed.
     pub fn tuned(&self) -> Option<TileShape> {
         self.tuned.get().copied()
+    }
+
+    /// Runs 1-D scans in the share scan's form (where it applies) from now on when `on`, under
+    /// [`ShareScan::Auto`]: what autotuning found. A plan takes one answer, later ones are
+    /// ignored. Returns the answer in use.
+    pub fn install_share_scan(&self, on: bool) -> bool {
+        *self.tuned_shares.get_or_init(|| on)
+    }
+
+    /// The share scan's module ([`KernelSet::ShareScan`], in the staged reduce's shape), unless
+    /// the tuning says never or the form does not apply to this operator and device (the TMA
+    /// forms, share steps that fit shared memory, an input map that keeps the element size).
+    pub fn share_scan_set(&self) -> Result<Option<KernelSet>> {
+        if self.tuning.share_scan == ShareScan::Never
+            || self.deterministic
+            || self.in_size.is_some_and(|size| size != self.elem_size)
+        {
+            return Ok(None);
+        }
+        let shape = self.shape(Purpose::StagedReduce)?;
+        Ok(shape
+            .shares_fit(self.elem_size)
+            .then_some(KernelSet::ShareScan(shape)))
+    }
+
+    /// Whether 1-D scans run in the share scan's form where it applies: always under
+    /// [`ShareScan::Always`], never under [`ShareScan::Never`], and under [`ShareScan::Auto`]
+    /// where autotuning found it the fastest.
+    pub fn share_scan(&self) -> bool {
+        match self.tuning.share_scan {
+            ShareScan::Always => true,
+            ShareScan::Never => false,
+            ShareScan::Auto => self.tuned_shares.get() == Some(&true),
+        }
+    }
+
+    /// Whether autotuning times the share scan beside the staged shapes: under
+    /// [`ShareScan::Auto`], for expensive combines ([`policy::reduce_shares`]), the ones whose
+    /// combines can cost more than the bytes they move.
+    pub fn share_scan_candidate(&self) -> bool {
+        self.tuning.share_scan == ShareScan::Auto && policy::reduce_shares(&self.cost)
     }
 
     /// The same plan in deterministic mode (`Algorithm::Auto` scans by reduce-then-scan, see
@@ -299,6 +344,9 @@ impl Plan {
                     }
                 }
                 sets.push(self.reduce_set(algorithm)?);
+                if algorithm == Algorithm::Auto && self.share_scan() {
+                    sets.extend(self.share_scan_set()?);
+                }
                 sets.push(KernelSet::OneTile(register));
                 if one != register {
                     sets.push(KernelSet::OneTile(one));

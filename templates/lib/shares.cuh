@@ -1,0 +1,73 @@
+// ---- The share form's steps (TMA forms): each thread streams one contiguous share ----
+// The host views the input's first `rows` equal shares as the rows of a 2D tensor map
+// (128-byte columns, the 128-byte swizzle): thread t of block b owns row b * MS_BLOCK + t,
+// MS_SHARE_COLUMNS columns per step (the fewest that hold whole elements), the steps arriving
+// by tensor copies through MS_SHARE_STAGES buffers. Used by the staged reduce's share form
+// (lib/share_fold.cuh) and the share scan (share_scan.cu).
+#define MS_SHARE_STAGES {{ share_stages }}
+#define MS_SHARE_COLUMNS {{ share_columns }}
+#define MS_SHARE_BOXES ((MS_BLOCK + 255) / 256)
+#define MS_SHARE_ROWS (MS_BLOCK / MS_SHARE_BOXES)
+#define MS_SHARE_UNIT {{ share_unit }}
+#define MS_SHARE_UNITS ((int)(sizeof(ms_elem) / MS_SHARE_UNIT))
+#define MS_SHARE_ELEMS ((int)(MS_SHARE_COLUMNS * 128 / sizeof(ms_elem)))
+// Bytes of one stage: MS_SHARE_COLUMNS column buffers of MS_BLOCK rows of 128 bytes.
+#define MS_SHARE_STAGE_BYTES (MS_SHARE_COLUMNS * MS_BLOCK * 128)
+{% if shares %}static_assert(MS_SHARE_ROWS % 8 == 0 && MS_SHARE_ROWS * MS_SHARE_BOXES == MS_BLOCK,
+              "monoscan: the share form's boxes are whole 8-row groups of at most 256 rows");
+static_assert((MS_SHARE_COLUMNS * 128) % sizeof(ms_elem) == 0 && sizeof(ms_elem) % MS_SHARE_UNIT == 0,
+              "monoscan: a share step holds whole elements, read in whole units");
+{% if share_unit == 16 %}typedef ms_chunk_bits ms_share_unit;
+{% elif share_unit == 8 %}struct alignas(8) ms_share_unit { ms_u32 w[2]; };
+{% elif share_unit == 4 %}typedef ms_u32 ms_share_unit;
+{% elif share_unit == 2 %}typedef unsigned short ms_share_unit;
+{% else %}typedef unsigned char ms_share_unit;
+{% endif %}// Thread 0: starts the copies of step `j` of the block's rows into `buf`, completing on `bar`.
+__device__ __forceinline__ void ms_share_issue(const ms_tensor_map* map, ms_u32 j, ms_u32 first_row, char* buf, ms_u64* bar) {
+    const ms_u32 b = ms_shared_addr(bar);
+    ms_bar_expect(b, (ms_u32)MS_SHARE_STAGE_BYTES);
+#pragma unroll
+    for (int c = 0; c < MS_SHARE_COLUMNS; ++c) {
+#pragma unroll
+        for (int k = 0; k < MS_SHARE_BOXES; ++k) {
+            ms_tma_box(map, ms_shared_addr(buf + (c * MS_BLOCK + k * MS_SHARE_ROWS) * 128),
+                       (j * MS_SHARE_COLUMNS + c) * 128, first_row + k * MS_SHARE_ROWS, b);
+        }
+    }
+}
+// Element `e` of this thread's row of a stage: its units from their swizzled places (16-byte
+// chunk q of row r of a column buffer lives at chunk q ^ (r & 7) of the row).
+template <typename In>
+__device__ __forceinline__ In ms_share_get(const char* buf, int e) {
+    union {
+        ms_share_unit u[MS_SHARE_UNITS];
+        In x;
+    } v;
+    const int row = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < MS_SHARE_UNITS; ++k) {
+        const int byte = (e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT;
+        const int column = byte >> 7, within = byte & 127;
+        v.u[k] = *(const ms_share_unit*)(buf + (column * MS_BLOCK + row) * 128 +
+                                         ((((within >> 4) ^ (row & 7)) << 4) | (within & 15)));
+    }
+    return v.x;
+}
+// Writes element `e` of this thread's row of a stage in place (the same units as
+// ms_share_get), as an element of the operator's own type.
+__device__ __forceinline__ void ms_share_put(char* buf, int e, const ms_elem& x) {
+    union {
+        ms_share_unit u[MS_SHARE_UNITS];
+        ms_elem x;
+    } v;
+    v.x = x;
+    const int row = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < MS_SHARE_UNITS; ++k) {
+        const int byte = (e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT;
+        const int column = byte >> 7, within = byte & 127;
+        *(ms_share_unit*)(buf + (column * MS_BLOCK + row) * 128 +
+                          ((((within >> 4) ^ (row & 7)) << 4) | (within & 15))) = v.u[k];
+    }
+}
+{% endif %}
