@@ -43,8 +43,7 @@ pub(super) fn staged_set<M: Monoid>(
     let device = gpu.device_key();
     let limits = gpu.info.limits;
     if let Some(record) = gpu.cache.tuned().get(&device, op, &limits) {
-        sc.plan.install_share_scan(record.shares);
-        return Ok(KernelSet::StagedScan(sc.plan.install_tuned(record.shape)));
+        return Ok(KernelSet::StagedScan(sc.plan.install_record(&record)));
     }
     if !tunable || n.saturating_mul(size as u64) < MIN_TUNING_BYTES {
         return Ok(set);
@@ -80,6 +79,5 @@ pub(super) fn staged_set<M: Monoid>(
     if let Err(why) = gpu.cache.tuned().put(&device, op, &record) {
         eprintln!("monoscan: warning: {why}; the tuned shape is kept for this process only");
     }
-    sc.plan.install_share_scan(record.shares);
-    Ok(KernelSet::StagedScan(sc.plan.install_tuned(record.shape)))
+    Ok(KernelSet::StagedScan(sc.plan.install_record(&record)))
 }

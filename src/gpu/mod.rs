@@ -365,7 +365,7 @@ impl Gpu {
     }
 
     /// The kernel plan of the interned operator `op` on this device under this Gpu's tuning,
-    /// with the staged scan's autotuned shape where one is stored for it.
+    /// with what autotuning stored for it (the staged scan's shape, the share scan's verdict).
     pub(crate) fn plan(&self, op: &OpKey) -> Plan {
         let plan =
             Plan::for_key(op, self.info.limits, &self.tuning).deterministic(self.deterministic);
@@ -375,7 +375,7 @@ impl Gpu {
                     .tuned()
                     .get(&self.device_key(), op.op(), &self.info.limits)
             {
-                plan.install_tuned(record.shape);
+                plan.install_record(&record);
             }
         }
         plan

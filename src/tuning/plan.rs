@@ -4,6 +4,7 @@
 //! [`Plan::sets_for`] one call size), and [`crate::cache::KernelCache::warm`] compiles the same
 //! sets without a device, so that a warmed disk cache holds exactly what a later process loads.
 
+use super::autotune::Record;
 use super::cost::CombineCost;
 use super::{policy, CombineForm, DeviceLimits, Purpose, ShareScan, TileShape, Tuning};
 use crate::algorithm::Algorithm;
@@ -88,6 +89,14 @@ impl Plan {
     /// now on; a plan takes one tuned shape, later ones are ignored. Returns the shape in use.
     pub fn install_tuned(&self, shape: TileShape) -> TileShape {
         *self.tuned.get_or_init(|| shape)
+    }
+
+    /// Installs what autotuning recorded for this operator on this device: the staged scan's
+    /// shape ([`Plan::install_tuned`]) and whether 1-D scans take the share scan
+    /// ([`Plan::install_share_scan`]). Returns the shape in use.
+    pub fn install_record(&self, record: &Record) -> TileShape {
+        self.install_share_scan(record.shares);
+        self.install_tuned(record.shape)
     }
 
     /// The autotuned shape of the staged scan, if one was installed.
@@ -433,6 +442,30 @@ mod tests {
         // Before sm_80 there is no staged scan.
         let turing = plan(&Sum::<i32>::new().cuda(), 75);
         assert_eq!(turing.sets(Algorithm::Auto).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn a_record_installs_its_shape_and_its_share_scan() {
+        let op = MatMulMod::default().cuda();
+        for shares in [false, true] {
+            let p = plan(&op, 90);
+            let shape = p.shape(Purpose::Staged).unwrap();
+            assert!(p.share_scan_candidate() && !p.share_scan() && p.tuned().is_none());
+            let record = Record {
+                shape,
+                timings: Vec::new(),
+                n: 1 << 26,
+                shares,
+            };
+            assert_eq!(p.install_record(&record), shape);
+            assert_eq!((p.tuned(), p.share_scan()), (Some(shape), shares));
+            // A plan keeps its first answer.
+            p.install_record(&Record {
+                shares: !shares,
+                ..record
+            });
+            assert_eq!(p.share_scan(), shares);
+        }
     }
 
     #[test]
