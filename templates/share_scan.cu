@@ -11,33 +11,65 @@
 // the blocks before its own and the totals of the rows before it in its block, both folded in
 // order. Each thread thus combines every element twice, in two long chains that need nothing
 // from other threads, and the input is read twice and written once. Results are written in
-// place into the stage buffer and copied out by the whole block, whole 128-byte lines.
+// place into the stage buffer and leave it by tensor stores.
 // The elements past the last whole share (fewer than a share) are row `rows`: the thread of
-// that row reads them from global memory, a step's worth per step, in both launches.
+// that row brings them into its own row of each stage, a step's worth per step, in both
+// launches, and writes its results out itself.
 #define MS_SHARE_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
-// Every thread: the row-th share's part of step `j` folded (or scanned) from `acc`. Rows
-// past `rows` (zero-filled by the map) are not touched; row `rows` is the tail, read from
-// `in` directly and written (when `out`) to `out` directly.
-template <typename Map, bool Scan>
-__device__ __forceinline__ ms_elem ms_share_step(const typename Map::in_t* in, ms_elem* out, ms_u64 n,
-                                                 ms_u64 row, ms_u64 rows, ms_u32 j, ms_u32 steps,
-                                                 char* buf, int exclusive, ms_elem acc) {
+// Elements of step `j` in this thread's row: a whole step's for a share, what is left of the
+// tail's (row `rows`) below n, none past it.
+__device__ __forceinline__ int ms_share_count(ms_u64 row, ms_u64 rows, ms_u64 n, ms_u32 j, ms_u32 steps) {
+    if (row < rows) return MS_SHARE_ELEMS;
+    const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
+    if (row > rows || base >= n) return 0;
+    return n - base < (ms_u64)MS_SHARE_ELEMS ? (int)(n - base) : MS_SHARE_ELEMS;
+}
+// The tail's thread (row `rows`, past the map's rows, which the tensor copies fill with zeros):
+// puts its `count` elements of step `j` into its own row of the stage, where its warp folds
+// them with the shares' (one instruction stream: the tail's lane does not hold its warp on a
+// path of its own), and asks L2 for its next step's lines. It loads a batch at a time, each
+// batch's loads issued together; its writes are fenced before the tensor copies refill the
+// stage.
+template <typename Map>
+__device__ __forceinline__ void ms_share_tail_fill(const typename Map::in_t* in, ms_u64 n, ms_u64 rows, ms_u32 j,
+                                                   ms_u32 steps, int count, char* buf) {
     typedef typename Map::in_t in_t;
-    if (row < rows) {
-        MS_STEP_UNROLL
-        for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
-            const ms_elem x = Map::apply(ms_share_get<in_t>(buf, e));
-            if (Scan && exclusive) ms_share_put(buf, e, acc);
-            acc = MsOp::combine_ilp(acc, x);
-            if (Scan && !exclusive) ms_share_put(buf, e, acc);
+    const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
+    const ms_u64 next = base + MS_SHARE_ELEMS;
+    if (next < n) {
+        // The next step's bytes, from any alignment: one more line than its columns.
+        const char* first = (const char*)(in + next);
+        const char* last = (const char*)(in + n) - 1;
+        for (int c = 0; c <= MS_SHARE_COLUMNS; ++c) {
+            const char* line = first + c * 128 < last ? first + c * 128 : last;
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
         }
-    } else if (row == rows) {
-        const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
-        for (int e = 0; e < MS_SHARE_ELEMS && base + e < n; ++e) {
-            const ms_elem x = Map::apply(in[base + e]);
-            if (Scan && exclusive) out[base + e] = acc;
+    }
+    // At most 64 bytes of elements live at once.
+    constexpr int BATCH = sizeof(in_t) >= 64 ? 1 : (int)(64 / sizeof(in_t));
+    for (int b = 0; b < count; b += BATCH) {
+        in_t xs[BATCH];
+#pragma unroll
+        for (int e = 0; e < BATCH; ++e) {
+            if (b + e < count) xs[e] = in[base + b + e];
+        }
+#pragma unroll
+        for (int e = 0; e < BATCH; ++e) {
+            if (b + e < count) ms_share_put(buf, b + e, xs[e]);
+        }
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// The first `count` elements of this thread's row of a stage scanned in place from `acc`.
+template <typename Map>
+__device__ __forceinline__ ms_elem ms_share_scan_step(char* buf, int count, int exclusive, ms_elem acc) {
+    MS_STEP_UNROLL
+    for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
+        if (e < count) {
+            const ms_elem x = Map::apply(ms_share_get<typename Map::in_t>(buf, e));
+            if (exclusive) ms_share_put(buf, e, acc);
             acc = MsOp::combine_ilp(acc, x);
-            if (Scan && !exclusive) out[base + e] = acc;
+            if (!exclusive) ms_share_put(buf, e, acc);
         }
     }
     return acc;
@@ -58,7 +90,8 @@ template <typename Map>
 __device__ __forceinline__ void ms_share_totals(const typename Map::in_t* in, ms_elem* row_totals, ms_elem* partials,
                                                 ms_u64 n, ms_u64 rows, ms_u32 steps, char* bufs,
                                                 ms_staged_smem& sm, ms_u64* bars, const ms_tensor_map* tmap) {
-{% if shares %}    static_assert(sizeof(typename Map::in_t) == sizeof(ms_elem), "monoscan: share scans read elements of the element's size");
+{% if shares %}    typedef typename Map::in_t in_t;
+    static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: share scans read elements of the element's size");
     const ms_u32 first_row = blockIdx.x * MS_BLOCK;
     const ms_u64 row = (ms_u64)first_row + threadIdx.x;
     ms_share_start(steps, first_row, bufs, bars, tmap);
@@ -68,7 +101,12 @@ __device__ __forceinline__ void ms_share_totals(const typename Map::in_t* in, ms
         const int stage = (int)(j % MS_SHARE_STAGES);
         char* buf = bufs + stage * MS_SHARE_STAGE_BYTES;
         ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
-        acc = ms_share_step<Map, false>(in, 0, n, row, rows, j, steps, buf, 0, acc);
+        const int count = ms_share_count(row, rows, n, j, steps);
+        if (row == rows) ms_share_tail_fill<Map>(in, n, rows, j, steps, count, buf);
+        MS_STEP_UNROLL
+        for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
+            if (e < count) acc = MsOp::combine_ilp(acc, Map::apply(ms_share_get<in_t>(buf, e)));
+        }
         // Every thread is done with this buffer before it is refilled.
         __syncthreads();
         if (threadIdx.x == 0 && j + MS_SHARE_STAGES < steps) {
@@ -86,10 +124,9 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
                                               const ms_elem* partials, ms_u64 n, ms_u64 rows, ms_u32 steps,
                                               int exclusive, ms_elem init, int has_init, ms_elem* total_out,
                                               char* bufs, ms_staged_smem& sm, ms_u64* bars,
-                                              const ms_tensor_map* tmap) {
+                                              const ms_tensor_map* tmap, const ms_tensor_map* tout) {
 {% if shares %}    const ms_u32 first_row = blockIdx.x * MS_BLOCK;
     const ms_u64 row = (ms_u64)first_row + threadIdx.x;
-    const ms_u64 share_bytes = (ms_u64)steps * MS_SHARE_COLUMNS * 128;
     ms_share_start(steps, first_row, bufs, bars, tmap);
     // The block's carry: init, then the partials of the blocks before this one, each thread
     // folding a contiguous run of them and the block reducing the runs in thread order.
@@ -109,25 +146,29 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
         const int stage = (int)(j % MS_SHARE_STAGES);
         char* buf = bufs + stage * MS_SHARE_STAGE_BYTES;
         ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
-        acc = ms_share_step<Map, true>(in, out, n, row, rows, j, steps, buf, exclusive, acc);
-        // The stage holds this step's results; the block copies them out, whole lines of the
-        // rows that are shares (16-byte chunk k of a row sits at chunk k ^ (row & 7)).
-        __syncthreads();
-        for (int q = threadIdx.x; q < MS_SHARE_COLUMNS * MS_BLOCK * 8; q += MS_BLOCK) {
-            const int c = q / (MS_BLOCK * 8), r = (q >> 3) % MS_BLOCK, k = q & 7;
-            if ((ms_u64)first_row + r < rows) {
-                const ms_chunk_bits v = *(const ms_chunk_bits*)(buf + (c * MS_BLOCK + r) * 128 + ((k ^ (r & 7)) << 4));
-                *(ms_chunk_bits*)((char*)out + ((ms_u64)first_row + r) * share_bytes +
-                                  ((ms_u64)j * MS_SHARE_COLUMNS + c) * 128 + k * 16) = v;
-            }
+        const int count = ms_share_count(row, rows, n, j, steps);
+        if (row == rows) ms_share_tail_fill<Map>(in, n, rows, j, steps, count, buf);
+        acc = ms_share_scan_step<Map>(buf, count, exclusive, acc);
+        if (row == rows) {
+            // The tensor stores leave the tail's row out: its thread writes its results.
+            const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
+            for (int e = 0; e < count; ++e) out[base + e] = ms_share_get<ms_elem>(buf, e);
         }
-        // Generic reads and writes of this buffer come before the tensor copy that refills it.
+        // The stage holds this step's results: made visible to the tensor unit, they leave by
+        // tensor stores of the same boxes into the output's rows (rows past the map's end are
+        // not written), which have read the buffer before it is refilled.
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         __syncthreads();
-        if (threadIdx.x == 0 && j + MS_SHARE_STAGES < steps) {
-            ms_share_issue(tmap, j + MS_SHARE_STAGES, first_row, buf, bars + stage);
+        if (threadIdx.x == 0) {
+            ms_share_store(tout, j, first_row, buf);
+            if (j + MS_SHARE_STAGES < steps) {
+                asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+                ms_share_issue(tmap, j + MS_SHARE_STAGES, first_row, buf, bars + stage);
+            }
         }
     }
+    // The stores have completed before the block ends.
+    if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     // The last row (the tail's, where there is one) ends on the scan's total.
     const ms_u64 last = rows * steps * (ms_u64)MS_SHARE_ELEMS < n ? rows : rows - 1;
     if (total_out && row == last) *total_out = acc;
@@ -149,10 +190,11 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {{ prefix }}_share_scan(const ms_elem* in, ms_elem* out, const ms_elem* row_totals, const ms_elem* partials,
                         ms_u64 n, ms_u64 rows, ms_u32 steps, int exclusive, ms_elem init, int has_init,
-                        ms_elem* total_out, const __grid_constant__ ms_tensor_map tin) {
+                        ms_elem* total_out, const __grid_constant__ ms_tensor_map tin,
+                        const __grid_constant__ ms_tensor_map tout) {
     MS_SHARE_SCAN_SMEM
     ms_share_scan<MsNoMap>(in, out, row_totals, partials, n, rows, steps, exclusive, init, has_init, total_out,
-                           bufs, sm, bars, &tin);
+                           bufs, sm, bars, &tin, &tout);
 }
 {% if map %}extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {{ prefix }}_share_totals_mapped(const MsMap::in_t* in, ms_elem* row_totals, ms_elem* partials, ms_u64 n,
@@ -164,9 +206,10 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {{ prefix }}_share_scan_mapped(const MsMap::in_t* in, ms_elem* out, const ms_elem* row_totals,
                                const ms_elem* partials, ms_u64 n, ms_u64 rows, ms_u32 steps, int exclusive,
                                ms_elem init, int has_init, ms_elem* total_out,
-                               const __grid_constant__ ms_tensor_map tin) {
+                               const __grid_constant__ ms_tensor_map tin,
+                               const __grid_constant__ ms_tensor_map tout) {
     MS_SHARE_SCAN_SMEM
     ms_share_scan<MsMap>(in, out, row_totals, partials, n, rows, steps, exclusive, init, has_init, total_out,
-                         bufs, sm, bars, &tin);
+                         bufs, sm, bars, &tin, &tout);
 }
 {% endif %}

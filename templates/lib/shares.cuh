@@ -35,6 +35,21 @@ __device__ __forceinline__ void ms_share_issue(const ms_tensor_map* map, ms_u32 
         }
     }
 }
+// Thread 0: starts the tensor stores of step `j` of the block's rows from `buf` into the
+// rows of `map` (one bulk group; rows past the map's end are not written).
+__device__ __forceinline__ void ms_share_store(const ms_tensor_map* map, ms_u32 j, ms_u32 first_row, const char* buf) {
+#pragma unroll
+    for (int c = 0; c < MS_SHARE_COLUMNS; ++c) {
+#pragma unroll
+        for (int k = 0; k < MS_SHARE_BOXES; ++k) {
+            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, { %1, %2 }], [%3];"
+                         ::"l"(map), "r"((int)((j * MS_SHARE_COLUMNS + c) * 128)),
+                         "r"((int)(first_row + k * MS_SHARE_ROWS)),
+                         "r"(ms_shared_addr(buf + (c * MS_BLOCK + k * MS_SHARE_ROWS) * 128)) : "memory");
+        }
+    }
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
 // Element `e` of this thread's row of a stage: its units from their swizzled places (16-byte
 // chunk q of row r of a column buffer lives at chunk q ^ (r & 7) of the row).
 template <typename In>
@@ -54,11 +69,13 @@ __device__ __forceinline__ In ms_share_get(const char* buf, int e) {
     return v.x;
 }
 // Writes element `e` of this thread's row of a stage in place (the same units as
-// ms_share_get), as an element of the operator's own type.
-__device__ __forceinline__ void ms_share_put(char* buf, int e, const ms_elem& x) {
+// ms_share_get): an input or an element of the operator's type, of one size.
+template <typename T>
+__device__ __forceinline__ void ms_share_put(char* buf, int e, const T& x) {
+    static_assert(sizeof(T) == MS_SHARE_UNITS * MS_SHARE_UNIT, "monoscan: a share's element is whole units");
     union {
         ms_share_unit u[MS_SHARE_UNITS];
-        ms_elem x;
+        T x;
     } v;
     v.x = x;
     const int row = threadIdx.x;

@@ -43,8 +43,11 @@ impl<In, T> ShareScan<In, T> {
 }
 
 /// The module's shape and the launch's blocks, every buffer checked against `a`, and the
-/// tensor map of its whole shares.
-fn checked<In, T>(k: &Loaded, a: &ShareScan<In, T>) -> Result<(TileShape, u64, TensorMap)> {
+/// tensor maps of its whole shares in the input and in the output.
+fn checked<In, T>(
+    k: &Loaded,
+    a: &ShareScan<In, T>,
+) -> Result<(TileShape, u64, TensorMap, TensorMap)> {
     let KernelSet::ShareScan(shape) = k.set() else {
         return Err(Error::invalid(
             "internal: a share scan needs a share-scan module",
@@ -75,15 +78,16 @@ fn checked<In, T>(k: &Loaded, a: &ShareScan<In, T>) -> Result<(TileShape, u64, T
         holds("the total", t, 1)?;
     }
     let map = TensorMap::rows(a.inp, sh.share_bytes, sh.rows, shape.tma_rows())?;
-    Ok((shape, blocks, map))
+    let out_map = TensorMap::rows(a.out, sh.share_bytes, sh.rows, shape.tma_rows())?;
+    Ok((shape, blocks, map, out_map))
 }
 
 /// `share_totals(in, row_totals, partials, n, rows, steps, map)`, then `share_scan(in, out,
-/// row_totals, partials, n, rows, steps, exclusive, init, has_init, total_out, map)`: thread
-/// `i` of the grid folds row `i` (bytes `[i * share, (i + 1) * share)` of the input; row
-/// `rows` the elements past the whole shares) into `row_totals[i]`, each block its rows into
-/// `partials[block]`; then each thread scans its row again from its carry into the output.
-/// Through the input map when `mapped`.
+/// row_totals, partials, n, rows, steps, exclusive, init, has_init, total_out, map,
+/// out_map)`: thread `i` of the grid folds row `i` (bytes `[i * share, (i + 1) * share)` of
+/// the input; row `rows` the elements past the whole shares) into `row_totals[i]`, each block
+/// its rows into `partials[block]`; then each thread scans its row again from its carry into
+/// the output. Through the input map when `mapped`.
 ///
 /// # Safety
 /// `k` is a [`KernelSet::ShareScan`] module rendered for element type `T`, and (when `mapped`)
@@ -96,7 +100,7 @@ pub(crate) unsafe fn share_scan<In: DeviceRepr, T: DeviceRepr>(
 ) -> Result<()> {
     let totals = k.function(Entry::ShareTotals, mapped)?;
     let scan = k.function(Entry::ShareScan, mapped)?;
-    let (shape, blocks, map) = checked(k, a)?;
+    let (shape, blocks, map, out_map) = checked(k, a)?;
     let smem = k
         .dynamic_smem(Entry::ShareTotals, mapped)
         .max(k.dynamic_smem(Entry::ShareScan, mapped));
@@ -131,10 +135,12 @@ pub(crate) unsafe fn share_scan<In: DeviceRepr, T: DeviceRepr>(
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     // SAFETY: kernel `(const in_t* in, ms_elem* out, const ms_elem* row_totals, const ms_elem*
     // partials, ms_u64 n, ms_u64 rows, ms_u32 steps, int exclusive, ms_elem init, int has_init,
-    // ms_elem* total_out, const __grid_constant__ ms_tensor_map tin)`, types as above. It reads
-    // what the launch before it on this stream wrote; the output holds n elements (16-byte
-    // aligned, whole 16-byte chunks of whole shares are written), total (when set) one
-    // element; the grid and the shared memory are as above.
+    // ms_elem* total_out, const __grid_constant__ ms_tensor_map tin, const __grid_constant__
+    // ms_tensor_map tout)`, types as above. It reads what the launch before it on this stream
+    // wrote; the output holds n elements (16-byte aligned): its whole shares are written by
+    // tensor stores through `out_map`, which covers exactly its first `rows` rows (as `map`
+    // the input's), the elements past them below n by the tail's thread; total (when set)
+    // holds one element; the grid and the shared memory are as above.
     unsafe {
         s.launch_builder(scan)
             .arg(&i)
@@ -149,6 +155,7 @@ pub(crate) unsafe fn share_scan<In: DeviceRepr, T: DeviceRepr>(
             .arg(&has)
             .arg(&t)
             .arg(&map)
+            .arg(&out_map)
             .launch(config(blocks, shape.block, smem))
     }?;
     Ok(())
