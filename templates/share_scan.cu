@@ -16,11 +16,15 @@
 // that row brings them into its own row of each stage, a step's worth per step, in both
 // launches, and writes its results out itself.
 #define MS_SHARE_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
+// Where step `j` of the tail (row `rows`) starts: past the whole shares, a step per step.
+__device__ __forceinline__ ms_u64 ms_share_tail_base(ms_u64 rows, ms_u32 steps, ms_u32 j) {
+    return (rows * steps + j) * (ms_u64)MS_SHARE_ELEMS;
+}
 // Elements of step `j` in this thread's row: a whole step's for a share, what is left of the
 // tail's (row `rows`) below n, none past it.
 __device__ __forceinline__ int ms_share_count(ms_u64 row, ms_u64 rows, ms_u64 n, ms_u32 j, ms_u32 steps) {
     if (row < rows) return MS_SHARE_ELEMS;
-    const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
+    const ms_u64 base = ms_share_tail_base(rows, steps, j);
     if (row > rows || base >= n) return 0;
     return n - base < (ms_u64)MS_SHARE_ELEMS ? (int)(n - base) : MS_SHARE_ELEMS;
 }
@@ -34,7 +38,7 @@ template <typename Map>
 __device__ __forceinline__ void ms_share_tail_fill(const typename Map::in_t* in, ms_u64 n, ms_u64 rows, ms_u32 j,
                                                    ms_u32 steps, int count, char* buf) {
     typedef typename Map::in_t in_t;
-    const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
+    const ms_u64 base = ms_share_tail_base(rows, steps, j);
     const ms_u64 next = base + MS_SHARE_ELEMS;
     if (next < n) {
         // The next step's bytes, from any alignment: one more line than its columns.
@@ -74,18 +78,6 @@ __device__ __forceinline__ ms_elem ms_share_scan_step(char* buf, int count, int 
     }
     return acc;
 }
-// Thread 0: initialises the stages' barriers and starts the first steps' copies.
-__device__ __forceinline__ void ms_share_start(ms_u32 steps, ms_u32 first_row, char* bufs, ms_u64* bars,
-                                               const ms_tensor_map* tmap) {
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < MS_SHARE_STAGES; ++s) ms_bar_init(ms_shared_addr(bars + s));
-#pragma unroll
-        for (int s = 0; s < MS_SHARE_STAGES; ++s) {
-            if ((ms_u32)s < steps) ms_share_issue(tmap, (ms_u32)s, first_row, bufs + s * MS_SHARE_STAGE_BYTES, bars + s);
-        }
-    }
-}
 template <typename Map>
 __device__ __forceinline__ void ms_share_totals(const typename Map::in_t* in, ms_elem* row_totals, ms_elem* partials,
                                                 ms_u64 n, ms_u64 rows, ms_u32 steps, char* bufs,
@@ -103,10 +95,7 @@ __device__ __forceinline__ void ms_share_totals(const typename Map::in_t* in, ms
         ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
         const int count = ms_share_count(row, rows, n, j, steps);
         if (row == rows) ms_share_tail_fill<Map>(in, n, rows, j, steps, count, buf);
-        MS_STEP_UNROLL
-        for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
-            if (e < count) acc = MsOp::combine_ilp(acc, Map::apply(ms_share_get<in_t>(buf, e)));
-        }
+        acc = ms_share_fold_step<Map>(buf, count, acc);
         // Every thread is done with this buffer before it is refilled.
         __syncthreads();
         if (threadIdx.x == 0 && j + MS_SHARE_STAGES < steps) {
@@ -151,7 +140,7 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
         acc = ms_share_scan_step<Map>(buf, count, exclusive, acc);
         if (row == rows) {
             // The tensor stores leave the tail's row out: its thread writes its results.
-            const ms_u64 base = rows * steps * (ms_u64)MS_SHARE_ELEMS + (ms_u64)j * MS_SHARE_ELEMS;
+            const ms_u64 base = ms_share_tail_base(rows, steps, j);
             for (int e = 0; e < count; ++e) out[base + e] = ms_share_get<ms_elem>(buf, e);
         }
         // The stage holds this step's results: made visible to the tensor unit, they leave by
@@ -170,7 +159,7 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
     // The stores have completed before the block ends.
     if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     // The last row (the tail's, where there is one) ends on the scan's total.
-    const ms_u64 last = rows * steps * (ms_u64)MS_SHARE_ELEMS < n ? rows : rows - 1;
+    const ms_u64 last = ms_share_tail_base(rows, steps, 0) < n ? rows : rows - 1;
     if (total_out && row == last) *total_out = acc;
 {% else %}    __trap();
 {% endif %}}

@@ -14,24 +14,14 @@ __device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows,
 {% if shares %}    typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: share reductions read elements of the element's size");
     const ms_u32 first_row = blockIdx.x * MS_BLOCK;
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < MS_SHARE_STAGES; ++s) ms_bar_init(ms_shared_addr(bars + s));
-#pragma unroll
-        for (int s = 0; s < MS_SHARE_STAGES; ++s) {
-            if ((ms_u32)s < steps) ms_share_issue(tmap, (ms_u32)s, first_row, bufs + s * MS_SHARE_STAGE_BYTES, bars + s);
-        }
-    }
+    ms_share_start(steps, first_row, bufs, bars, tmap);
     __syncthreads();
     ms_elem acc = MsOp::identity();
     for (ms_u32 j = 0; j < steps; ++j) {
         const int stage = (int)(j % MS_SHARE_STAGES);
         char* buf = bufs + stage * MS_SHARE_STAGE_BYTES;
         ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
-        // One inlined copy of an outlined combine in a rolled loop (no call per element);
-        // an inlined one unrolled.
-        MS_STEP_UNROLL
-        for (int e = 0; e < MS_SHARE_ELEMS; ++e) acc = MsOp::combine_ilp(acc, Map::apply(ms_share_get<in_t>(buf, e)));
+        acc = ms_share_fold_step<Map>(buf, MS_SHARE_ELEMS, acc);
         // Every thread is done with this buffer before it is refilled.
         __syncthreads();
         if (threadIdx.x == 0 && j + MS_SHARE_STAGES < steps) {

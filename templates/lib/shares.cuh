@@ -10,12 +10,13 @@
 #define MS_SHARE_ROWS (MS_BLOCK / MS_SHARE_BOXES)
 #define MS_SHARE_UNIT {{ share_unit }}
 #define MS_SHARE_UNITS ((int)(sizeof(ms_elem) / MS_SHARE_UNIT))
-#define MS_SHARE_ELEMS ((int)(MS_SHARE_COLUMNS * 128 / sizeof(ms_elem)))
+#define MS_SHARE_STEP_BYTES (MS_SHARE_COLUMNS * 128)
+#define MS_SHARE_ELEMS ((int)(MS_SHARE_STEP_BYTES / sizeof(ms_elem)))
 // Bytes of one stage: MS_SHARE_COLUMNS column buffers of MS_BLOCK rows of 128 bytes.
 #define MS_SHARE_STAGE_BYTES (MS_SHARE_COLUMNS * MS_BLOCK * 128)
 {% if shares %}static_assert(MS_SHARE_ROWS % 8 == 0 && MS_SHARE_ROWS * MS_SHARE_BOXES == MS_BLOCK,
               "monoscan: the share form's boxes are whole 8-row groups of at most 256 rows");
-static_assert((MS_SHARE_COLUMNS * 128) % sizeof(ms_elem) == 0 && sizeof(ms_elem) % MS_SHARE_UNIT == 0,
+static_assert(MS_SHARE_STEP_BYTES % sizeof(ms_elem) == 0 && sizeof(ms_elem) % MS_SHARE_UNIT == 0,
               "monoscan: a share step holds whole elements, read in whole units");
 {% if share_unit == 16 %}typedef ms_chunk_bits ms_share_unit;
 {% elif share_unit == 8 %}struct alignas(8) ms_share_unit { ms_u32 w[2]; };
@@ -35,6 +36,18 @@ __device__ __forceinline__ void ms_share_issue(const ms_tensor_map* map, ms_u32 
         }
     }
 }
+// Thread 0: initialises the stages' barriers and starts the first steps' copies.
+__device__ __forceinline__ void ms_share_start(ms_u32 steps, ms_u32 first_row, char* bufs, ms_u64* bars,
+                                               const ms_tensor_map* tmap) {
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < MS_SHARE_STAGES; ++s) ms_bar_init(ms_shared_addr(bars + s));
+#pragma unroll
+        for (int s = 0; s < MS_SHARE_STAGES; ++s) {
+            if ((ms_u32)s < steps) ms_share_issue(tmap, (ms_u32)s, first_row, bufs + s * MS_SHARE_STAGE_BYTES, bars + s);
+        }
+    }
+}
 // Thread 0: starts the tensor stores of step `j` of the block's rows from `buf` into the
 // rows of `map` (one bulk group; rows past the map's end are not written).
 __device__ __forceinline__ void ms_share_store(const ms_tensor_map* map, ms_u32 j, ms_u32 first_row, const char* buf) {
@@ -50,21 +63,24 @@ __device__ __forceinline__ void ms_share_store(const ms_tensor_map* map, ms_u32 
     }
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
-// Element `e` of this thread's row of a stage: its units from their swizzled places (16-byte
-// chunk q of row r of a column buffer lives at chunk q ^ (r & 7) of the row).
+// Where byte `byte` of this thread's step lives in a stage: its column's buffer, the thread's
+// row there, and the 16-byte chunk the swizzle moved it to (chunk q of row r of a column
+// buffer lives at chunk q ^ (r & 7) of the row).
+__device__ __forceinline__ int ms_share_offset(int byte) {
+    const int row = threadIdx.x;
+    const int column = byte >> 7, within = byte & 127;
+    return (column * MS_BLOCK + row) * 128 + ((((within >> 4) ^ (row & 7)) << 4) | (within & 15));
+}
+// Element `e` of this thread's row of a stage: its units from their swizzled places.
 template <typename In>
 __device__ __forceinline__ In ms_share_get(const char* buf, int e) {
     union {
         ms_share_unit u[MS_SHARE_UNITS];
         In x;
     } v;
-    const int row = threadIdx.x;
 #pragma unroll
     for (int k = 0; k < MS_SHARE_UNITS; ++k) {
-        const int byte = (e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT;
-        const int column = byte >> 7, within = byte & 127;
-        v.u[k] = *(const ms_share_unit*)(buf + (column * MS_BLOCK + row) * 128 +
-                                         ((((within >> 4) ^ (row & 7)) << 4) | (within & 15)));
+        v.u[k] = *(const ms_share_unit*)(buf + ms_share_offset((e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT));
     }
     return v.x;
 }
@@ -78,13 +94,20 @@ __device__ __forceinline__ void ms_share_put(char* buf, int e, const T& x) {
         T x;
     } v;
     v.x = x;
-    const int row = threadIdx.x;
 #pragma unroll
     for (int k = 0; k < MS_SHARE_UNITS; ++k) {
-        const int byte = (e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT;
-        const int column = byte >> 7, within = byte & 127;
-        *(ms_share_unit*)(buf + (column * MS_BLOCK + row) * 128 +
-                          ((((within >> 4) ^ (row & 7)) << 4) | (within & 15))) = v.u[k];
+        *(ms_share_unit*)(buf + ms_share_offset((e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT)) = v.u[k];
     }
+}
+// The first `count` elements of this thread's row of a stage folded into `acc`, in order: one
+// inlined copy of an outlined combine in a rolled loop (no call per element), an inlined one
+// unrolled.
+template <typename Map>
+__device__ __forceinline__ ms_elem ms_share_fold_step(const char* buf, int count, ms_elem acc) {
+    MS_STEP_UNROLL
+    for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
+        if (e < count) acc = MsOp::combine_ilp(acc, Map::apply(ms_share_get<typename Map::in_t>(buf, e)));
+    }
+    return acc;
 }
 {% endif %}
