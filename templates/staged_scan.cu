@@ -9,9 +9,11 @@
 // by shared memory alone and more tiles' loads are in flight per SM. Each block claims one
 // tile number from the counter, as the register kernel does (a block that held a second
 // claimed tile would delay that tile's aggregate behind its own look-back, and every later
-// tile's look-back behind it). The tile's layout in shared memory (swizzled 16-byte chunks
-// for power-of-two element sizes, or linear for any size) is the included run layout's, which
-// also folds, scans and stores each thread's run. Requires 16-byte aligned input and output
+// tile's look-back behind it). A launch whose tiles all fit the device at once is a
+// cooperative grid (`grid_order`), in which every block is resident together: block b then
+// scans tile b, with no atomic claim before its copy. The tile's layout in shared memory
+// (swizzled 16-byte chunks for power-of-two element sizes, or linear for any size) is the
+// included run layout's, which also folds, scans and stores each thread's run. Requires 16-byte aligned input and output
 // (checked before launch).
 {% if copy == "tensor" %}{% include "lib/tensor_copy.cuh" %}
 // The tensor form (sm_90 and newer): full tiles arrive by tensor copies. The block's state and
@@ -32,13 +34,13 @@ static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
 template <typename Map>
 __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                           ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                                          ms_u32 epoch, int exclusive, ms_elem init, int has_init,
-                                          ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm,
+                                          ms_u32 epoch, int grid_order, int exclusive, ms_elem init,
+                                          int has_init, ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm,
                                           const void* tmap, ms_u64* bar, const ms_prefetch& prefetch) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
     if (threadIdx.x == 0) {
-        sm.tile = ms_take_tile(counter, num_tiles);
+        sm.tile = grid_order ? blockIdx.x : ms_take_tile(counter, num_tiles);
 {% if copy != "cp_async" %}        ms_bar_init(ms_shared_addr(bar));
         ms_pace(counter, epoch, sm.tile, prefetch);
 {% endif %}    }
@@ -109,17 +111,19 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
 {% endif %}extern "C" __global__ void MS_STAGED_BOUNDS
 {{ prefix }}_scan_staged(const ms_elem* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                          ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                         ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out MS_TMA_PARAM) {
+                         ms_u32 epoch, int grid_order, int exclusive, ms_elem init, int has_init,
+                         ms_elem* total_out MS_TMA_PARAM) {
     MS_STAGED_SMEM
-    ms_staged<MsNoMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
+    ms_staged<MsNoMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive, init,
                        has_init, total_out, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% if map %}extern "C" __global__ void MS_STAGED_BOUNDS
 {{ prefix }}_scan_staged_mapped(const MsMap::in_t* in, ms_elem* out, ms_u64 n, ms_u32 num_tiles,
                                 ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
-                                ms_u32 epoch, int exclusive, ms_elem init, int has_init, ms_elem* total_out MS_TMA_PARAM) {
+                                ms_u32 epoch, int grid_order, int exclusive, ms_elem init, int has_init,
+                                ms_elem* total_out MS_TMA_PARAM) {
     MS_STAGED_SMEM
-    ms_staged<MsMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, exclusive, init,
+    ms_staged<MsMap>(in, out, n, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive, init,
                      has_init, total_out, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% endif %}

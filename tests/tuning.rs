@@ -413,6 +413,82 @@ plans! {
         ..Tuning::default()
     };
     pace_100000_gbps: Tuning { pace: Pace::Gbps(100_000), ..Tuning::default() };
+    claimed_tiles: Tuning { resident_grid: false, ..Tuning::default() };
+    claimed_tiles_unpaced: Tuning { resident_grid: false, pace: Pace::Off, ..Tuning::default() };
+}
+
+/// The staged scan with and without grid order for one wave (block b on tile b in a
+/// cooperative launch, or every tile claimed from the counter) at tile counts around the
+/// resident blocks' (one tile, one wave less a tile, exactly one wave, then the claimed tiles
+/// of one tile more and of two waves and a partial tile), for sum i32 and the non-commutative
+/// affine maps; then one wave in grid order and claimed in turn on one `Gpu`, so that the
+/// counter and the epochs pass from one order to the other.
+#[test]
+fn tile_orders_around_a_wave() {
+    let Some(probe) = gpu_with(Tuning::default()) else {
+        return;
+    };
+    if !stages(&probe) {
+        return;
+    }
+    let limits = probe.info().limits;
+    // Blocks of the staged scan resident at once, and its tile, for an operator.
+    let wave = |info: Vec<monoscan::KernelInfo>, elem_size: usize| {
+        let k = info
+            .into_iter()
+            .find(|k| k.name.ends_with(" scan_staged"))
+            .expect("the staged kernel is loaded");
+        let tile = policy::tile_shape(elem_size, &limits, probe.tuning(), Purpose::Staged)
+            .unwrap()
+            .tile();
+        (u64::from(k.blocks_per_sm * probe.info().sm_count), tile)
+    };
+    let sum = Sum::<i32>::new();
+    let scanner = probe.scanner(&sum).algorithm(Algorithm::SinglePass);
+    scanner.prepare().unwrap();
+    let (ints_resident, ints_tile) = wave(scanner.kernel_info().unwrap(), 4);
+    let affine = Affine::<f64>::new();
+    let scanner = probe.scanner(&affine).algorithm(Algorithm::SinglePass);
+    scanner.prepare().unwrap();
+    let (maps_resident, maps_tile) = wave(scanner.kernel_info().unwrap(), 16);
+    let sizes = |resident: u64, tile: u64| {
+        [1, resident - 1, resident, resident + 1]
+            .map(|tiles| tiles * tile)
+            .into_iter()
+            .chain([2 * resident * tile + tile / 3 + 1])
+    };
+    for resident_grid in [true, false] {
+        let tuning = Tuning {
+            resident_grid,
+            ..Tuning::default()
+        };
+        let gpu = gpu_with(tuning.clone()).unwrap();
+        for (k, n) in sizes(ints_resident, ints_tile).enumerate() {
+            let what = format!("{n} i32 ({ints_resident} resident tiles), {tuning}");
+            sum_i32(&gpu, &ints(40 + k as u64, n as usize), &what);
+        }
+        for (k, n) in sizes(maps_resident, maps_tile).enumerate() {
+            let what = format!("{n} affine maps ({maps_resident} resident tiles), {tuning}");
+            affine_f64(&gpu, &maps(50 + k as u64, n as usize), &what);
+        }
+    }
+    // One wave (its last tile partial) on one Gpu, in grid order and claimed in turn.
+    let xs = ints(60, (ints_resident * ints_tile - 5) as usize);
+    let want = reference(&sum, &xs, 0);
+    let mut gpu = gpu_with(Tuning::default()).unwrap();
+    for resident_grid in [true, false, true, false] {
+        gpu = gpu
+            .with_tuning(Tuning {
+                resident_grid,
+                ..Tuning::default()
+            })
+            .unwrap();
+        let got = gpu.inclusive_scan(&sum, &xs).unwrap();
+        assert!(
+            got == want.inclusive,
+            "resident grid {resident_grid}: the scan differs from the sequential one"
+        );
+    }
 }
 
 /// Two full waves of tiles, every one paced so that the last is due 150 us after the first,

@@ -57,6 +57,10 @@ pub struct TuningArgs {
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
     pub share_scan: Option<ShareScan>,
+    /// Let every block of the staged scan claim its tile number from a counter, also in
+    /// launches of one wave, which otherwise run as a cooperative grid, block b on tile b.
+    #[arg(long)]
+    pub claimed_tiles: bool,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
@@ -112,6 +116,7 @@ impl TuningArgs {
             staged_reduce: !self.no_staged_reduce,
             share_reduce: !self.no_share_reduce,
             share_scan: self.share_scan.unwrap_or(default.share_scan),
+            resident_grid: !self.claimed_tiles,
         };
         tuning
             .validate()

@@ -375,6 +375,15 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     // bytes ahead, the first wave too in launches of several waves (`FirstWave::for_scan`).
     // (Staged scans map in place: input elements have the element's size, the plan sees to
     // it.)
+    // A staged scan of one wave of tiles runs as a cooperative grid, block b on tile b, unless
+    // the tuning asks for claimed tiles (`Tuning::resident_grid`).
+    let staged = matches!(set, KernelSet::StagedScan(_));
+    let resident = if staged {
+        k.resident(Entry::ScanStaged, sc.mapped)
+    } else {
+        0
+    };
+    let grid_order = staged && sc.gpu.tuning.resident_grid && tiles <= u64::from(resident);
     let tma = if shape.staged && shape.tma {
         // The bulk form of the linear layout copies tiles from the input's address itself.
         let map = if shape.linear {
@@ -382,7 +391,6 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
         } else {
             Some(TensorMap::rows128(inp, shape.tma_rows())?)
         };
-        let resident = k.resident(Entry::ScanStaged, sc.mapped);
         let mut tuning = sc.gpu.tuning.clone();
         tuning.first_wave = tuning.first_wave.for_scan(tiles, resident);
         let plan = PrefetchPlan::new(
@@ -407,6 +415,7 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
         init: run.init.unwrap_or(identity),
         has_init: run.init.is_some(),
         total: run.total,
+        grid_order,
     };
     // SAFETY: `k` is this scanner's module, rendered for M::Elem and (mapped) its map's In.
     unsafe {

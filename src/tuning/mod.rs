@@ -216,6 +216,11 @@ pub struct Tuning {
     pub share_reduce: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
+    /// Whether a staged 1-D scan whose tiles all fit the device at once (one wave of resident
+    /// blocks) launches as a cooperative grid, block b scanning tile b; off, or over more
+    /// tiles, each block claims its tile number from an atomic counter. Either way a tile only
+    /// waits for tiles that are resident or done.
+    pub resident_grid: bool,
 }
 
 impl Tuning {
@@ -297,6 +302,7 @@ impl Default for Tuning {
             staged_reduce: true,
             share_reduce: true,
             share_scan: ShareScan::Auto,
+            resident_grid: true,
         }
     }
 }
@@ -311,7 +317,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, staged tiles {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -325,7 +331,13 @@ impl fmt::Display for Tuning {
                 .map_or("auto (by cost)".to_string(), |c| c.to_string()),
             if self.autotune { "on" } else { "off" },
             if self.staged_reduce { "on" } else { "off" },
-            if self.share_reduce { "on" } else { "off" }
+            if self.share_reduce { "on" } else { "off" },
+            self.share_scan.name(),
+            if self.resident_grid {
+                "in grid order for one wave"
+            } else {
+                "claimed"
+            }
         )
     }
 }

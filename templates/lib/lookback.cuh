@@ -1,6 +1,7 @@
 // ---- The decoupled look-back of the single-pass kernels (scans and compaction) ----
 // Tiles are numbered by an atomic counter (not blockIdx, whose scheduling order is not
-// guaranteed), so a tile only ever waits for tiles that started before it. Each tile publishes
+// guaranteed), so a tile only ever waits for tiles that started before it; or, in a
+// cooperative grid, whose blocks are all resident at once, by launch order. Each tile publishes
 // its aggregate (status AGG), looks back over the preceding tiles a warp-wide window at a time
 // until it meets an inclusive prefix (status INCL), then publishes its own inclusive prefix.
 // Statuses carry the launch's epoch: entries of earlier launches read as "not yet published",

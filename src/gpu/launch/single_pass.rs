@@ -65,6 +65,10 @@ pub(crate) struct SinglePass<In, T> {
     pub has_init: bool,
     /// Where the last tile writes the total.
     pub total: Option<DevSlice<T>>,
+    /// For `scan_staged` only, and at most as many tiles as the module's resident blocks: a
+    /// cooperative launch in which block b scans tile b; otherwise blocks claim tile numbers
+    /// from the counter.
+    pub grid_order: bool,
 }
 
 /// The single-pass scan, one block per tile: `scan_single_pass` of a
@@ -109,6 +113,13 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
             "internal: the staged scan needs 16-byte aligned buffers",
         ));
     }
+    let resident = k.resident(entry, mapped);
+    if a.grid_order && (entry != Entry::ScanStaged || tiles > u64::from(resident)) {
+        return Err(Error::invalid(format!(
+            "internal: a scan in grid order needs the staged scan and at most {resident} tiles, not {tiles}"
+        )));
+    }
+    let grid_order = i32::from(a.grid_order);
     let tma_form = entry == Entry::ScanStaged && shape.tma;
     if tma.is_some() != tma_form || tma.is_some_and(|(map, _)| map.is_some() == shape.linear) {
         return Err(Error::invalid(
@@ -131,8 +142,12 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
     // and incls one value per tile for the separate layout), the counter 16 words (the zeroed
     // tile counter, and the pacing clock at word 8, which the TMA form reads and writes), the
     // total one element: all checked above. The grid is exactly `tiles` blocks, so every tile
-    // number the counter hands out is in range. For scan_staged, `smem` bytes were allowed by
-    // the function attribute set when the module was loaded, and in and out are 16-byte
+    // number the counter hands out, or every block index, is in range. scan_staged takes one
+    // more argument, `int grid_order`, before `exclusive`; in grid order block b scans tile b,
+    // and the launch is cooperative with at most the module's resident count of blocks
+    // (checked above), so every block is resident at once and no tile waits on one that is
+    // not (the driver refuses a cooperative grid that cannot be). For scan_staged, `smem`
+    // bytes were allowed by the function attribute set when the module was loaded, and in and out are 16-byte
     // aligned (checked above), as its cp.async copies and vector stores require. The TMA form
     // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements)
     // and the prefetch plan (the kernel prefetches only full tiles below n; a plan only changes
@@ -149,11 +164,11 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
             .arg(&aggs)
             .arg(&incls)
             .arg(&counter)
-            .arg(&epoch)
-            .arg(&excl)
-            .arg(&a.init)
-            .arg(&has)
-            .arg(&t);
+            .arg(&epoch);
+        if entry == Entry::ScanStaged {
+            b.arg(&grid_order);
+        }
+        b.arg(&excl).arg(&a.init).arg(&has).arg(&t);
         let plan;
         if let Some((map, p)) = tma {
             plan = p;
@@ -162,7 +177,12 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
             }
             b.arg(&plan);
         }
-        b.launch(config(tiles, shape.block, smem))
+        let cfg = config(tiles, shape.block, smem);
+        if a.grid_order {
+            b.launch_cooperative(cfg)
+        } else {
+            b.launch(cfg)
+        }
     }?;
     Ok(())
 }
