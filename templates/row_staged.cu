@@ -102,14 +102,16 @@ __device__ __forceinline__ void ms_row_prefetch(const In* in, ms_u64 n, ms_u32 c
 template <typename Map>
 __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_val* out, ms_u64 n, ms_u64 row,
                                               ms_u32 num_tiles, ms_state* state, ms_elem* aggs, ms_elem* incls,
-                                              ms_u32* counter, ms_u32 epoch, int exclusive, const ms_val* inits,
+                                              ms_u32* counter, ms_u32 epoch, int grid_order, int exclusive,
+                                              const ms_val* inits,
                                               ms_val init, int has_init, ms_val* totals, ms_chunk_bits* buf,
                                               ms_staged_smem& sm, const void* tmap, ms_u64* bar,
                                               const ms_prefetch& prefetch) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_val), "monoscan: staged row scans map in place");
     if (threadIdx.x == 0) {
-        sm.tile = ms_take_tile(counter, num_tiles);
+        // A cooperative launch of one wave numbers its tiles by block (see the staged scan).
+        sm.tile = grid_order ? blockIdx.x : ms_take_tile(counter, num_tiles);
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
         ms_pace(counter, epoch, sm.tile, prefetch);
 {% endif %}    }
@@ -256,19 +258,19 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
 {% endif %}extern "C" __global__ void MS_ROW_BOUNDS
 {{ prefix }}_row_staged(const ms_val* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
                         ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch,
-                        int exclusive, const ms_val* inits, ms_val init, int has_init,
+                        int grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init,
                         ms_val* totals MS_TMA_PARAM) {
     MS_ROW_SMEM
-    ms_row_staged<MsRowNoMap>(in, out, n, row, num_tiles, state, aggs, incls, counter, epoch, exclusive,
+    ms_row_staged<MsRowNoMap>(in, out, n, row, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
                               inits, init, has_init, totals, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% if map %}extern "C" __global__ void MS_ROW_BOUNDS
 {{ prefix }}_row_staged_mapped(const MsMap::in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
                                ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch,
-                               int exclusive, const ms_val* inits, ms_val init, int has_init,
+                               int grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init,
                                ms_val* totals MS_TMA_PARAM) {
     MS_ROW_SMEM
-    ms_row_staged<MsMap>(in, out, n, row, num_tiles, state, aggs, incls, counter, epoch, exclusive,
+    ms_row_staged<MsMap>(in, out, n, row, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
                          inits, init, has_init, totals, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% endif %}

@@ -7,7 +7,8 @@
 //! both not commutative) compared exactly, sums of f32 with NaN and infinities within a
 //! tolerance derived from each row. Also: the call loads the staged module, a fused input map
 //! that keeps the value size takes it, unaligned buffers fall back to the register kernel, and
-//! the kernel's cp.async form and tuned shapes give the same results.
+//! the kernel's cp.async form, tuned shapes and one-wave launches with claimed tiles give the
+//! same results.
 
 mod common;
 
@@ -285,12 +286,17 @@ fn maps_and_unaligned_buffers() {
 }
 
 /// The staged row kernel under other tunings: the cp.async form where the TMA one is the
-/// default, runs of 64 and 256 bytes per thread (other swizzles), and a TMA tile of one box.
+/// default, runs of 64 and 256 bytes per thread (other swizzles), a TMA tile of one box, and
+/// launches of one wave with their tiles claimed from the counter rather than in grid order.
 #[test]
 fn tuned_shapes_and_the_cp_async_form() {
     for tuning in [
         Tuning {
             tma: false,
+            ..Tuning::default()
+        },
+        Tuning {
+            resident_grid: false,
             ..Tuning::default()
         },
         Tuning {

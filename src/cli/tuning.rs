@@ -57,8 +57,9 @@ pub struct TuningArgs {
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
     pub share_scan: Option<ShareScan>,
-    /// Let every block of the staged scan claim its tile number from a counter, also in
-    /// launches of one wave, which otherwise run as a cooperative grid, block b on tile b.
+    /// Let every block of the staged 1-D and row scans claim its tile number from a counter,
+    /// also in launches of one wave, which otherwise run as a cooperative grid, block b on
+    /// tile b.
     #[arg(long)]
     pub claimed_tiles: bool,
 }

@@ -263,7 +263,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         Some(Inits::Same(v)) => (*v, true),
         _ => (k.m.identity(), false),
     };
-    let args = |lookback| RowScan {
+    let args = |lookback, grid_order| RowScan {
         inp,
         out,
         n,
@@ -274,6 +274,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         init,
         has_init,
         totals,
+        grid_order,
     };
     // The staged kernel where it applies: sm_80 and newer, values of 1, 2, 4, 8 or 16 bytes
     // (inputs of the same size: it maps in place), 16-byte aligned buffers.
@@ -292,6 +293,9 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         };
         let kernel = sk.kernels(set)?;
         let tiles = tiles_of(n, shape)?;
+        let resident = kernel.resident(Entry::RowStaged, k.mapped);
+        // One wave of tiles runs as a cooperative grid (`Tuning::resident_grid`).
+        let grid_order = k.gpu.tuning.resident_grid && tiles <= u64::from(resident);
         let tma = if shape.tma {
             // The tensor map covers full tiles only; an input without one needs none.
             let map = if n >= shape.tile() {
@@ -305,7 +309,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
                 &tuning,
                 shape.tile_bytes(value_size),
                 tiles,
-                kernel.resident(Entry::RowStaged, k.mapped),
+                resident,
                 k.gpu.info.mem_gbps,
             )?;
             Some((map, plan))
@@ -323,7 +327,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
                 stream,
                 &kernel,
                 k.mapped,
-                &args(lookback),
+                &args(lookback, grid_order),
                 tma.as_ref().map(|(m, p)| (m, *p)),
             )
         };
@@ -337,7 +341,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     // SAFETY: `kernel` is the row-scan module of the segmented lifting of this operator (its
     // elements are Flagged<M::Elem>, its values M::Elem), with this operator's input map from
     // `In` when `mapped`.
-    unsafe { launch::row_scan(stream, &kernel, k.mapped, &args(lookback)) }
+    unsafe { launch::row_scan(stream, &kernel, k.mapped, &args(lookback, false)) }
 }
 
 /// Tiles of `shape` over `n` elements: an error beyond the 2^32 - 1 a launch numbers.

@@ -216,10 +216,10 @@ pub struct Tuning {
     pub share_reduce: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
-    /// Whether a staged 1-D scan whose tiles all fit the device at once (one wave of resident
-    /// blocks) launches as a cooperative grid, block b scanning tile b; off, or over more
-    /// tiles, each block claims its tile number from an atomic counter. Either way a tile only
-    /// waits for tiles that are resident or done.
+    /// Whether a staged 1-D or row scan whose tiles all fit the device at once (one wave of
+    /// resident blocks) launches as a cooperative grid, block b scanning tile b; off, or over
+    /// more tiles, each block claims its tile number from an atomic counter. Either way a tile
+    /// only waits for tiles that are resident or done.
     pub resident_grid: bool,
 }
 

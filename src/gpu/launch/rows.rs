@@ -32,6 +32,10 @@ pub(crate) struct RowScan<In, V, E> {
     pub has_init: bool,
     /// One total per row, in memory order.
     pub totals: Option<DevSlice<V>>,
+    /// For `row_staged` only, and at most as many tiles as the module's resident blocks: a
+    /// cooperative launch in which block b scans the tile claimed b-th; otherwise blocks claim
+    /// tile numbers from the counter.
+    pub grid_order: bool,
 }
 
 /// `row_scan` of a [`KernelSet::RowScan`] module, one block per tile; through the input map
@@ -50,6 +54,11 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
         return Err(Error::invalid("internal: row_scan needs a row-scan module"));
     };
     let f = k.function(Entry::RowScan, mapped)?;
+    if a.grid_order {
+        return Err(Error::invalid(
+            "internal: the register row scan claims its tiles; grid order is the staged one's",
+        ));
+    }
     if a.row == 0 || a.n % a.row != 0 {
         return Err(Error::invalid(format!(
             "internal: {} elements are not whole rows of {}",
@@ -76,7 +85,8 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     // SAFETY: kernel `(const in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
     // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
-    // exclusive, const ms_val* inits, ms_val init, int has_init, ms_val* totals)` with in_t =
+    // grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init, ms_val*
+    // totals)` with in_t =
     // In, ms_val = V and ms_elem = E (the caller's obligation); in and out hold n elements, the
     // state one slot per tile (and aggs/incls for the separate layout), the counter 16 words,
     // inits and totals (when set) one value per row: all checked above. The grid is exactly
@@ -162,6 +172,13 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
             "internal: a tensor map goes with the TMA form of the staged row scan, and only with it",
         ));
     }
+    let resident = k.resident(Entry::RowStaged, mapped);
+    if a.grid_order && tiles > u64::from(resident) {
+        return Err(Error::invalid(format!(
+            "internal: a row scan in grid order needs at most {resident} tiles, not {tiles}"
+        )));
+    }
+    let grid_order = i32::from(a.grid_order);
     let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
@@ -169,13 +186,17 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     // SAFETY: kernel `(const in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
     // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
-    // exclusive, const ms_val* inits, ms_val init, int has_init, ms_val* totals)` with in_t =
+    // grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init, ms_val*
+    // totals)` with in_t =
     // In, ms_val = V (both of the module's value size, checked above) and ms_elem = E (the
     // caller's obligation); in and out hold n elements, the state one slot per tile (and aggs
     // and incls for the separate layout), the counter 16 words (the zeroed tile counter, and
     // the pacing clock at word 8, which the TMA form reads and writes), inits and totals (when
     // set) one value per row: all checked above. The grid is exactly `tiles` blocks, so every
-    // tile number the counter hands out is in range; `row` divides n. `smem` bytes were allowed
+    // tile number the counter hands out, or every block index, is in range; `row` divides n.
+    // In grid order the launch is cooperative with at most the module's resident count of
+    // blocks (checked above), so every block is resident at once and no tile waits on one
+    // that is not (the driver refuses a cooperative grid that cannot be). `smem` bytes were allowed
     // by the function attribute set when the module was loaded, and in and out are 16-byte
     // aligned (checked above), as the cp.async copies and vector stores require. The TMA form
     // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements;
@@ -195,6 +216,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
             .arg(&incls)
             .arg(&counter)
             .arg(&epoch)
+            .arg(&grid_order)
             .arg(&excl)
             .arg(&inits)
             .arg(&a.init)
@@ -205,7 +227,12 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
             plan = p;
             b.arg(map).arg(&plan);
         }
-        b.launch(config(tiles, shape.block, smem))
+        let cfg = config(tiles, shape.block, smem);
+        if a.grid_order {
+            b.launch_cooperative(cfg)
+        } else {
+            b.launch(cfg)
+        }
     }?;
     Ok(())
 }
