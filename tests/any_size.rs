@@ -194,7 +194,9 @@ sizes! {
     bytes_5: u8, 5;
     bytes_6: u16, 3;
     bytes_7: u8, 7;
+    bytes_8: u32, 2;
     bytes_12: u32, 3;
+    bytes_16: u32, 4;
     bytes_20: u32, 5;
     bytes_24: u64, 3;
     bytes_32: u64, 4;

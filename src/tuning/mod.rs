@@ -207,7 +207,7 @@ pub struct Tuning {
     /// ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
     pub autotune: bool,
     /// Whether reductions that the staged reduce suits ([`policy::reduce_staged`]: element
-    /// sizes other than 1, 2, 4, 8 and 16 bytes, expensive combines) run it on sm_80 and newer;
+    /// sizes other than 4 bytes, expensive combines) run it on sm_80 and newer;
     /// off, they run the register-tile reduce.
     pub staged_reduce: bool,
     /// Whether staged reductions with an expensive combine ([`policy::reduce_shares`]) of

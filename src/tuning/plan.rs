@@ -283,7 +283,7 @@ impl Plan {
 
     /// The module a reduction under `algorithm` launches (for an input on 16 bytes, as every
     /// device allocation is): the staged reduce where the policy takes it
-    /// ([`policy::reduce_staged`]: sizes other than 1, 2, 4, 8 and 16 bytes, and expensive
+    /// ([`policy::reduce_staged`]: sizes other than 4 bytes, and expensive
     /// combines) and it applies (sm_80 and newer, an input map that keeps the element size),
     /// else the register-tile reduce. An unaligned input takes [`Plan::register_reduce_set`].
     pub fn reduce_set(&self, algorithm: Algorithm) -> Result<KernelSet> {
