@@ -263,20 +263,23 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
         if staged.staged && in_size == size && !sets.contains(&set) {
             sets.push(set);
         }
-        let mut reduce = shape(Purpose::StagedReduce, t)?;
-        if reduce.staged {
-            let mut shares = reduce;
+        let swizzled = shape(Purpose::StagedReduce, t)?;
+        if swizzled.staged {
+            let mut shares = swizzled;
             shares.chains = policy::chains(&cost, t, &shares, size);
             let set = KernelSet::ShareScan(shares);
             if shares.shares_fit(size) && in_size == size && !sets.contains(&set) {
                 sets.push(set);
             }
         }
-        if reduce.staged && in_size == size && policy::reduce_staged(size, &cost) {
-            reduce.chains = policy::chains(&cost, t, &reduce, size);
-            let set = KernelSet::StagedReduce(reduce);
-            if !sets.contains(&set) {
-                sets.push(set);
+        for bytes in [0, u64::MAX] {
+            let mut reduce = policy::reduce_shape(size, &cost, bytes, &limits, t)?;
+            if reduce.staged && in_size == size && policy::reduce_staged(size, &cost) {
+                reduce.chains = policy::chains(&cost, t, &reduce, size);
+                let set = KernelSet::StagedReduce(reduce);
+                if !sets.contains(&set) {
+                    sets.push(set);
+                }
             }
         }
     }

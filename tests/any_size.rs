@@ -1,6 +1,6 @@
 //! Elements of every size: the staged scan and the staged reduce take elements of 1 to 128
-//! bytes (power-of-two sizes in the swizzled layout, the others in the linear one, by tensor or
-//! bulk copies on sm_90), with their runs folded in one chain or several. Each size is an
+//! bytes (power-of-two sizes in the swizzled layout, the others, and large reductions of small
+//! power-of-two sizes, in the linear one, by tensor or bulk copies on sm_90), with their runs folded in one chain or several. Each size is an
 //! exact, non-commutative operator (`Lanes<W, N>`: N words of lane-wise affine maps over W
 //! with a shared slope), checked against the sequential reference at boundary lengths and
 //! over several waves of tiles, under the default tuning and under forced chains, without the
@@ -16,7 +16,7 @@ use monoscan::codegen::{render, KernelSet, KernelSpec};
 use monoscan::jit::{compile, Target};
 use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::{policy, DeviceLimits, Purpose, Tuning};
-use monoscan::{Algorithm, ApproxEq, CudaOp, Element, Gpu, Monoid, Tolerance};
+use monoscan::{Algorithm, ApproxEq, Backend, CudaOp, Element, Gpu, Monoid, Tolerance};
 use std::fmt::Debug;
 
 /// An unsigned word of the lanes.
@@ -223,6 +223,17 @@ fn compile_size(op: &CudaOp) {
                 ..Tuning::default()
             },
         ] {
+            // The linear layout the staged reduce takes for large inputs of small sizes.
+            let cost = CombineCost::of(op);
+            let mut linear = policy::reduce_shape(size, &cost, u64::MAX, &limits, &tuning).unwrap();
+            if linear.linear && size.is_power_of_two() {
+                linear.chains = policy::chains(&cost, &tuning, &linear, size);
+                let set = KernelSet::StagedReduce(linear);
+                let rendered = render(op, &KernelSpec::new(set))
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+                compile(&rendered, &op.name, Target::Cubin(cc))
+                    .unwrap_or_else(|e| panic!("{} {} on sm_{cc}: {e}", op.name, set.name()));
+            }
             for purpose in [Purpose::Staged, Purpose::StagedReduce] {
                 let mut shape = policy::tile_shape(size, &limits, &tuning, purpose).unwrap();
                 assert!(shape.staged, "{size} bytes on sm_{cc}: {shape:?}");
@@ -269,4 +280,32 @@ fn forced_forms() {
         check_size::<u64, 8>(&g, what);
         check_size::<u8, 5>(&g, what);
     }
+}
+
+/// Reductions of at least [`policy::LINEAR_REDUCE_MIN_BYTES`] of cheap combines of 1, 2, 8 and
+/// 16 bytes run the staged reduce in the linear layout: exact against the sequential fold, with
+/// a partial last tile and a grid of several tiles per block.
+#[test]
+fn large_reductions_in_the_linear_layout() {
+    let Some(g) = gpu() else { return };
+    reduce_large::<u8, 1>(g);
+    reduce_large::<u16, 1>(g);
+    reduce_large::<u32, 2>(g);
+    reduce_large::<u32, 4>(g);
+}
+
+fn reduce_large<W: Word, const N: usize>(gpu: &Gpu) {
+    let m = Lanes::<W, N>::default();
+    let size = std::mem::size_of::<Words<W, N>>();
+    let bytes = policy::LINEAR_REDUCE_MIN_BYTES;
+    assert!(policy::reduce_linear(
+        size,
+        &CombineCost::of(&m.cuda()),
+        bytes
+    ));
+    let n = (bytes / size as u64) as usize + 4099;
+    let xs = draw::<W, N>(size as u64, n);
+    let want = xs.iter().fold(m.identity(), |a, x| m.combine(&a, x));
+    let got = gpu.reduce(&m, &xs).unwrap();
+    assert_eq!(got, want, "{size}-byte lanes, {n} elements");
 }

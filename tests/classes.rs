@@ -137,7 +137,7 @@ fn expensive_reductions_keep_order_in_shares() {
             let plan = Plan::new(&class.cuda(), self.0.info().limits, self.0.tuning());
             let size = std::mem::size_of::<C::Elem>();
             let fits = matches!(
-                plan.reduce_set(Algorithm::Auto).unwrap(),
+                plan.reduce_set(Algorithm::Auto, u64::MAX).unwrap(),
                 KernelSet::StagedReduce(s) if s.shares_fit(size)
             );
             if !(plan.reduce_shares() && fits) {

@@ -37,7 +37,7 @@ pub(super) fn reduce<M: Monoid, In: crate::element::Element>(
                 .ok_or_else(|| Error::invalid("internal: an unmapped reduce of another type"))?;
             tree(sc, inp, out)
         }
-        _ => match sc.plan.reduce_set(algorithm)? {
+        _ => match sc.plan.reduce_set(algorithm, inp.len())? {
             KernelSet::StagedReduce(shape) if inp.addr() % 16 == 0 => staged(sc, shape, inp, out),
             _ => tiled(sc, inp, out),
         },

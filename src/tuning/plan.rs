@@ -281,18 +281,19 @@ impl Plan {
         })
     }
 
-    /// The module a reduction under `algorithm` launches (for an input on 16 bytes, as every
-    /// device allocation is): the staged reduce where the policy takes it
+    /// The module a reduction of `n` elements under `algorithm` launches (for an input on 16
+    /// bytes, as every device allocation is): the staged reduce, in [`Plan::reduce_shape`],
+    /// where the policy takes it
     /// ([`policy::reduce_staged`]: sizes other than 4 bytes, and expensive
     /// combines) and it applies (sm_80 and newer, an input map that keeps the element size),
     /// else the register-tile reduce. An unaligned input takes [`Plan::register_reduce_set`].
-    pub fn reduce_set(&self, algorithm: Algorithm) -> Result<KernelSet> {
+    pub fn reduce_set(&self, algorithm: Algorithm, n: u64) -> Result<KernelSet> {
         Ok(match algorithm {
             Algorithm::KoggeStone | Algorithm::BrentKung => KernelSet::TreeReduce {
                 block: self.textbook_block()?,
             },
             _ => {
-                let staged = self.shape(Purpose::StagedReduce)?;
+                let staged = self.reduce_shape(n)?;
                 if staged.staged
                     && self.tuning.staged_reduce
                     && policy::reduce_staged(self.elem_size, &self.cost)
@@ -304,6 +305,31 @@ impl Plan {
                 }
             }
         })
+    }
+
+    /// The staged reduce's shape for `n` elements ([`policy::reduce_shape`]: the linear layout
+    /// for large inputs of cheap combines of small power-of-two sizes, else the shape of
+    /// [`Purpose::StagedReduce`]), with its chains.
+    pub fn reduce_shape(&self, n: u64) -> Result<TileShape> {
+        let bytes = n.saturating_mul(self.elem_size as u64);
+        if !policy::reduce_linear(self.elem_size, &self.cost, bytes) {
+            return self.shape(Purpose::StagedReduce);
+        }
+        let mut s = policy::reduce_shape(
+            self.elem_size,
+            &self.cost,
+            bytes,
+            &self.limits,
+            &self.tuning,
+        )?;
+        if self.in_size.is_some_and(|size| size != self.elem_size) {
+            s.staged = false;
+            s.tma = false;
+        }
+        if s.staged {
+            s.chains = policy::chains(&self.cost, &self.tuning, &s, self.elem_size);
+        }
+        Ok(s)
     }
 
     /// Whether the staged reduce runs its share form ([`policy::shares`]) on inputs large
@@ -333,14 +359,16 @@ impl Plan {
                 KernelSet::BrentKung { block: tb()? },
                 KernelSet::TreeReduce { block: tb()? },
             ],
-            Algorithm::Auto if self.deterministic => vec![
-                KernelSet::ReduceThenScan(tiles()?),
-                self.reduce_set(algorithm)?,
-            ],
-            Algorithm::Hierarchical => vec![
-                KernelSet::ReduceThenScan(tiles()?),
-                self.reduce_set(algorithm)?,
-            ],
+            Algorithm::Auto if self.deterministic => {
+                let mut sets = vec![KernelSet::ReduceThenScan(tiles()?)];
+                sets.extend(self.reduce_sets(algorithm)?);
+                sets
+            }
+            Algorithm::Hierarchical => {
+                let mut sets = vec![KernelSet::ReduceThenScan(tiles()?)];
+                sets.extend(self.reduce_sets(algorithm)?);
+                sets
+            }
             Algorithm::SinglePass | Algorithm::Auto => {
                 let staged = self.shape(Purpose::Staged)?;
                 let register = self.shape(Purpose::SinglePass)?;
@@ -352,7 +380,7 @@ impl Plan {
                         sets.push(KernelSet::StagedScan(small));
                     }
                 }
-                sets.push(self.reduce_set(algorithm)?);
+                sets.extend(self.reduce_sets(algorithm)?);
                 if algorithm == Algorithm::Auto && self.share_scan() {
                     sets.extend(self.share_scan_set()?);
                 }
@@ -365,11 +393,23 @@ impl Plan {
         })
     }
 
+    /// The reduction modules of every input size under `algorithm`: that of small inputs, then
+    /// that of large ones where it differs ([`Plan::reduce_shape`]).
+    fn reduce_sets(&self, algorithm: Algorithm) -> Result<Vec<KernelSet>> {
+        let small = self.reduce_set(algorithm, 0)?;
+        let large = self.reduce_set(algorithm, u64::MAX)?;
+        Ok(if small == large {
+            vec![small]
+        } else {
+            vec![small, large]
+        })
+    }
+
     /// The modules a scan and a reduction of `n` elements under `algorithm` load (buffers on
     /// 16 bytes, as every device allocation is): what a first call of that size compiles.
     pub fn sets_for(&self, algorithm: Algorithm, n: u64) -> Result<Vec<KernelSet>> {
         let scan = self.scan_set(algorithm, n, true)?;
-        let reduce = self.reduce_set(algorithm)?;
+        let reduce = self.reduce_set(algorithm, n)?;
         Ok(if scan == reduce {
             vec![scan]
         } else {
@@ -422,6 +462,25 @@ mod tests {
                 KernelSet::TiledReduce(p.shape(Purpose::Tiles).unwrap())
             ]
         );
+        // Large reductions of a cheap 8-byte combine take the linear layout, smaller ones the
+        // swizzled; `sets` lists both.
+        let p8 = plan(&Sum::<i64>::new().cuda(), 90);
+        let all = p8.sets(Algorithm::Auto).unwrap();
+        let reduce = |n| p8.reduce_set(Algorithm::Auto, n).unwrap();
+        let big = policy::LINEAR_REDUCE_MIN_BYTES / 8;
+        let (KernelSet::StagedReduce(small), KernelSet::StagedReduce(large)) =
+            (reduce(big - 1), reduce(big))
+        else {
+            panic!("8-byte sums take the staged reduce: {:?}", reduce(big));
+        };
+        assert!(!small.linear && large.linear && small.tma && large.tma);
+        for n in [0, big - 1, big, u64::MAX] {
+            assert!(all.contains(&reduce(n)), "{n}");
+            assert!(p8
+                .sets_for(Algorithm::Auto, n)
+                .unwrap()
+                .contains(&reduce(n)));
+        }
         // Expensive combines and tunings that fix the staged shape keep one staged shape.
         assert_eq!(
             plan(&MatMulMod::default().cuda(), 90)
