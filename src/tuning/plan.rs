@@ -307,12 +307,19 @@ impl Plan {
         })
     }
 
-    /// The staged reduce's shape for `n` elements ([`policy::reduce_shape`]: the linear layout
-    /// for large inputs of cheap combines of small power-of-two sizes, else the shape of
+    /// The staged reduce's shape for `n` elements ([`policy::reduce_shape`]: with the TMA, the
+    /// linear layout for large inputs of cheap combines of small power-of-two sizes, else the
+    /// shape of
     /// [`Purpose::StagedReduce`]), with its chains.
     pub fn reduce_shape(&self, n: u64) -> Result<TileShape> {
         let bytes = n.saturating_mul(self.elem_size as u64);
-        if !policy::reduce_linear(self.elem_size, &self.cost, bytes) {
+        if !policy::reduce_linear(
+            self.elem_size,
+            &self.cost,
+            bytes,
+            &self.limits,
+            &self.tuning,
+        ) {
             return self.shape(Purpose::StagedReduce);
         }
         let mut s = policy::reduce_shape(

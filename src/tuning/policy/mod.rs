@@ -420,6 +420,9 @@ pub fn staged_reduce_shape(
 /// let s = policy::reduce_shape(8, &cheap, 1 << 20, &h100, &t)?;
 /// assert!(s.staged && !s.linear && s.tma);
 /// assert_eq!((s.block, s.items), (256, 16));
+/// // Before sm_90 both layouts arrive by cp.async: the swizzled one at every size.
+/// let s = policy::reduce_shape(8, &cheap, 1 << 30, &DeviceLimits::for_arch(80), &t)?;
+/// assert!(s.staged && !s.linear && !s.tma);
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 pub fn reduce_shape(
@@ -429,15 +432,22 @@ pub fn reduce_shape(
     limits: &DeviceLimits,
     tuning: &Tuning,
 ) -> Result<TileShape> {
-    reduce_shape_in(size, limits, tuning, reduce_linear(size, cost, bytes))
+    reduce_shape_in(
+        size,
+        limits,
+        tuning,
+        reduce_linear(size, cost, bytes, limits, tuning),
+    )
 }
 
 /// The smallest input, in bytes, whose reduction [`reduce_linear`] takes to the linear layout.
 pub const LINEAR_REDUCE_MIN_BYTES: u64 = 64 << 20;
 
 /// Whether the staged reduce takes the linear layout for `bytes` of `size`-byte elements with
-/// a combine of `cost` where the swizzled one also applies: cheap combines of power-of-two
-/// sizes below 32 bytes, on inputs of at least [`LINEAR_REDUCE_MIN_BYTES`]. On an H200
+/// a combine of `cost` where the swizzled one also applies: with the TMA (sm_90 and newer,
+/// where the swizzled layout arrives by tensor copies and the linear one by a bulk copy;
+/// before, both by cp.async), for cheap combines of power-of-two sizes below 32 bytes, on
+/// inputs of at least [`LINEAR_REDUCE_MIN_BYTES`]. On an H200
 /// (medians of 20, alternated in one device call) their reductions at 1 GiB ran at
 /// 1.00–1.02 of a read pass that way (1 byte: 0.87) against 0.90–0.94 in tensor copies of
 /// the swizzled layout (1 byte: 0.65), as every other size's did; below 64 MiB the linear
@@ -445,8 +455,18 @@ pub const LINEAR_REDUCE_MIN_BYTES: u64 = 64 << 20;
 /// 2^20: 0.57–0.61 against 0.66–0.68). 32- and 64-byte elements, whose linear runs would start
 /// a multiple of 128 bytes apart, measured no faster. Expensive combines keep the swizzled
 /// layout, which their share form reads.
-pub fn reduce_linear(size: usize, cost: &CombineCost, bytes: u64) -> bool {
-    cost.weight <= INLINE_MAX_WEIGHT && size < 32 && bytes >= LINEAR_REDUCE_MIN_BYTES
+pub fn reduce_linear(
+    size: usize,
+    cost: &CombineCost,
+    bytes: u64,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> bool {
+    tuning.tma
+        && limits.cc >= 90
+        && cost.weight <= INLINE_MAX_WEIGHT
+        && size < 32
+        && bytes >= LINEAR_REDUCE_MIN_BYTES
 }
 
 fn reduce_shape_in(
