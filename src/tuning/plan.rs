@@ -175,19 +175,16 @@ impl Plan {
         if let Some(s) = slot.get() {
             return Ok(*s);
         }
-        let mut s = match purpose {
+        let s = match purpose {
             Purpose::Staged => {
                 policy::staged_scan_shape(self.elem_size, &self.cost, &self.limits, &self.tuning)?
             }
             _ => policy::tile_shape(self.elem_size, &self.limits, &self.tuning, purpose)?,
         };
-        if self.in_size.is_some_and(|size| size != self.elem_size) {
-            s.staged = false;
-            s.tma = false;
-        }
-        if matches!(purpose, Purpose::Staged | Purpose::StagedReduce) && s.staged {
-            s.chains = policy::chains(&self.cost, &self.tuning, &s, self.elem_size);
-        }
+        let s = self.fit(
+            s,
+            matches!(purpose, Purpose::Staged | Purpose::StagedReduce),
+        );
         Ok(*slot.get_or_init(|| s))
     }
 
@@ -313,30 +310,25 @@ impl Plan {
     /// [`Purpose::StagedReduce`]), with its chains.
     pub fn reduce_shape(&self, n: u64) -> Result<TileShape> {
         let bytes = n.saturating_mul(self.elem_size as u64);
-        if !policy::reduce_linear(
-            self.elem_size,
-            &self.cost,
-            bytes,
-            &self.limits,
-            &self.tuning,
-        ) {
+        let (size, cost, limits, tuning) = (self.elem_size, &self.cost, &self.limits, &self.tuning);
+        if !policy::reduce_linear(size, cost, bytes, limits, tuning) {
             return self.shape(Purpose::StagedReduce);
         }
-        let mut s = policy::reduce_shape(
-            self.elem_size,
-            &self.cost,
-            bytes,
-            &self.limits,
-            &self.tuning,
-        )?;
+        Ok(self.fit(policy::linear_reduce_shape(size, limits, tuning)?, true))
+    }
+
+    /// `s` as this plan runs it: the staged forms off where an input map changes the element
+    /// size (they map in place), and, where `chained`, the staged kernels' chains from the
+    /// combine's cost.
+    fn fit(&self, mut s: TileShape, chained: bool) -> TileShape {
         if self.in_size.is_some_and(|size| size != self.elem_size) {
             s.staged = false;
             s.tma = false;
         }
-        if s.staged {
+        if chained && s.staged {
             s.chains = policy::chains(&self.cost, &self.tuning, &s, self.elem_size);
         }
-        Ok(s)
+        s
     }
 
     /// Whether the staged reduce runs its share form ([`policy::shares`]) on inputs large
