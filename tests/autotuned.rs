@@ -1,5 +1,5 @@
 //! Results never depend on the shape the autotuner picks: for every representative class and
-//! every size class that is autotuned (`monoscan::tuning::autotune::applies`), each candidate
+//! every size class (all are autotuned: `monoscan::tuning::autotune::applies`), each candidate
 //! shape it can choose is stored as the tuned record of a fresh cache, and a GPU on that cache
 //! scans (inclusive, exclusive with its total) and reduces inputs of partial, whole and many
 //! tiles exactly as the sequential CPU scan does (within the derived tolerance for the float
@@ -10,11 +10,12 @@ mod common;
 use common::gpu::gpu;
 use monoscan::bench::classes::{self, Class, Visit};
 use monoscan::cache::{device_key, CacheConfig, KernelCache};
+use monoscan::ops::Sum;
 use monoscan::tuning::autotune::{self, Record};
 use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::plan::Plan;
 use monoscan::tuning::{ShareScan, TileShape, Tuning};
-use monoscan::Gpu;
+use monoscan::{Gpu, Monoid};
 use std::sync::Arc;
 
 struct EveryCandidate<'a> {
@@ -29,7 +30,7 @@ impl Visit for EveryCandidate<'_> {
         let size = std::mem::size_of::<C::Elem>();
         let cost = CombineCost::of(&op);
         let tuning = Tuning::default();
-        if !autotune::applies(size, &cost, &tuning) {
+        if !autotune::applies(&tuning) {
             return Ok(());
         }
         let info = self.base.info();
@@ -67,8 +68,8 @@ fn every_autotuned_class_agrees_under_every_candidate_shape() {
     let mut v = EveryCandidate { base, checked: 0 };
     let Ok(()) = classes::visit_all(&mut v);
     let Ok(()) = classes::visit_sizes(&mut v);
-    // The odd sizes (3, 5, 6, 7, 12, 20, 24, 40, 48 bytes) and the expensive combines are tuned.
-    assert!(v.checked >= 20, "only {} shapes checked", v.checked);
+    // Every size from 1 to 64 bytes and every class, each in two candidates or more.
+    assert!(v.checked >= 40, "only {} shapes checked", v.checked);
 }
 
 /// The share scan (`ShareScan::Always`) computes what the sequential scan does for every
@@ -140,4 +141,64 @@ fn every_class_agrees_in_the_share_scan() {
     if common::gpu::gpu().is_some_and(|g| g.info().cc >= 90) {
         assert!(v.checked >= 30, "only {} inputs checked", v.checked);
     }
+}
+
+/// A first scan of 64 MiB of `Sum<i32>` on a fresh cache tunes it: the scan is exact, and the
+/// cache keeps one record under the device's key naming one of the candidates. A Gpu with
+/// tensor copies turned off (sm_90 and newer) does not take that shape: it tunes apart, under
+/// the key followed by `-cp-async`, among shapes without tensor copies.
+#[test]
+fn a_first_large_scan_records_its_winner_per_copy_mode() {
+    let Some(base) = gpu() else { return };
+    let info = base.info();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(KernelCache::new(CacheConfig::dir(dir.path())));
+    let n = (autotune::MIN_TUNING_BYTES / 4) as usize + 3;
+    let xs: Vec<i32> = (0..n).map(|i| (i % 1013) as i32 - 506).collect();
+    let expect: Vec<i32> = xs
+        .iter()
+        .scan(0i32, |acc, &x| {
+            *acc = acc.wrapping_add(x);
+            Some(*acc)
+        })
+        .collect();
+    let op = Sum::<i32>::new();
+    let key = device_key(&info.name, info.cc, info.sm_count);
+    let modes: &[bool] = if info.cc >= 90 {
+        &[true, false]
+    } else {
+        &[true]
+    };
+    for &tma in modes {
+        let tuning = Tuning {
+            tma,
+            ..Tuning::default()
+        };
+        let gpu = Gpu::with_cache(info.ordinal, cache.clone())
+            .unwrap()
+            .with_tuning(tuning.clone())
+            .unwrap();
+        let input = gpu.stream().clone_htod(&xs).unwrap();
+        let mut out = gpu.stream().alloc_zeros::<i32>(n).unwrap();
+        gpu.scanner(&op).inclusive(&input, &mut out).unwrap();
+        assert!(
+            gpu.stream().clone_dtoh(&out).unwrap() == expect,
+            "tma {tma}"
+        );
+        let device = if tma {
+            key.clone()
+        } else {
+            format!("{key}-cp-async")
+        };
+        let record = cache
+            .tuned()
+            .get(&device, &op.cuda(), &info.limits)
+            .unwrap_or_else(|| panic!("no record under {device}"));
+        let cost = CombineCost::of(&op.cuda());
+        let shapes = autotune::candidates(4, &cost, &info.limits, &tuning);
+        assert!(shapes.contains(&record.shape), "{record:?} of {shapes:?}");
+        assert_eq!(record.timings.len(), shapes.len(), "{record:?}");
+        assert_eq!(record.shape.tma, tma && info.cc >= 90, "{record:?}");
+    }
+    assert_eq!(cache.tuned().list().unwrap().len(), modes.len());
 }

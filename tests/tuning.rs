@@ -235,10 +235,12 @@ staged_shapes! {
 // Tensor copies on and off
 
 /// The default staged shapes, loaded by `cp.async` and (sm_90 and newer, `tma: true`) by one
-/// tensor copy per tile; the kernel listing counts the tile buffer against residency.
+/// tensor copy per tile; the kernel listing counts the tile buffer against residency. The
+/// policy's shapes: autotuning is off.
 fn default_staged_shapes(tma: bool) {
     let tuning = Tuning {
         tma,
+        autotune: false,
         ..Tuning::default()
     };
     for cc in [80, 90] {

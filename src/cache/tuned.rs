@@ -43,7 +43,7 @@ pub fn device_key(name: &str, cc: u32, sms: u32) -> String {
 /// record chose among one generation's candidates, so a record of another is not read (the
 /// operator is tuned again; `monoscan cache clear` removes the old file with the rest). It
 /// changes whenever the candidates, or what a stored shape runs, change.
-const CANDIDATES: u32 = 5;
+const CANDIDATES: u32 = 6;
 
 /// An operator as records name it: a SHA-256 of its whole device description (types, code,
 /// parameters, input map) and of the candidates' generation, hex.

@@ -34,16 +34,14 @@ pub(super) fn staged_set<M: Monoid>(
     let op = sc.op.op();
     let size = op.elem_size;
     let cost = sc.op.cost();
-    if sc.is_instrumented()
-        || sc.plan.tuned().is_some()
-        || !autotune::applies(size, &cost, &gpu.tuning)
-    {
+    if sc.is_instrumented() || sc.plan.tuned().is_some() || !autotune::applies(&gpu.tuning) {
         return Ok(set);
     }
     let device = gpu.device_key();
     let limits = gpu.info.limits;
     if let Some(record) = gpu.cache.tuned().get(&device, op, &limits) {
-        return Ok(KernelSet::StagedScan(sc.plan.install_record(&record)));
+        sc.plan.install_record(&record);
+        return Ok(KernelSet::StagedScan(sc.plan.staged_shape_for(n)?));
     }
     if !tunable || n.saturating_mul(size as u64) < MIN_TUNING_BYTES {
         return Ok(set);

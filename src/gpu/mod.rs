@@ -369,7 +369,7 @@ impl Gpu {
     pub(crate) fn plan(&self, op: &OpKey) -> Plan {
         let plan =
             Plan::for_key(op, self.info.limits, &self.tuning).deterministic(self.deterministic);
-        if crate::tuning::autotune::applies(op.op().elem_size, &op.cost(), &self.tuning) {
+        if crate::tuning::autotune::applies(&self.tuning) {
             if let Some(record) =
                 self.cache
                     .tuned()
@@ -381,9 +381,17 @@ impl Gpu {
         plan
     }
 
-    /// This device as autotuning records name it.
+    /// This device as autotuning records name it ([`crate::cache::device_key`]); with tensor
+    /// copies turned off on a device that has them (`Tuning::tma`), followed by `-cp-async`:
+    /// the candidates there are other shapes, and a shape tuned with tensor copies would
+    /// bring them back.
     pub(crate) fn device_key(&self) -> String {
-        crate::cache::device_key(&self.info.name, self.info.cc, self.info.sm_count)
+        let key = crate::cache::device_key(&self.info.name, self.info.cc, self.info.sm_count);
+        if self.tuning.tma || self.info.cc < 90 {
+            key
+        } else {
+            format!("{key}-cp-async")
+        }
     }
 
     /// The module `spec` of `op` if this Gpu has loaded it.

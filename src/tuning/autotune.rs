@@ -1,33 +1,33 @@
 //! Autotuning: which staged-scan shapes an operator is timed in on first use, and how the
 //! winner is written down.
 //!
-//! The shape policy's defaults were measured for cheap combines of 1, 2, 4, 8 and 16 bytes;
-//! every other operator (other element sizes, expensive combines) is timed once per device in
-//! a handful of candidate shapes ([`candidates`]), and the fastest is kept beside the kernel
-//! cache ([`crate::cache::TunedStore`]), so that later calls and later processes run it. The
-//! candidates differ only in speed: every shape computes the same scan (exactly, for exact
-//! operators). [`crate::Gpu`] runs the timing ([`crate::tuning::Tuning::autotune`] turns it
-//! off); this module decides what is timed and keeps the record's format.
+//! Every operator is timed once per device in a handful of candidate shapes ([`candidates`]),
+//! and the fastest is kept beside the kernel cache ([`crate::cache::TunedStore`]), so that
+//! later calls and later processes run it. The shape policy's defaults lead the candidates;
+//! they were measured on one device (an H100) for cheap combines of 1, 2, 4, 8 and 16 bytes,
+//! and another device can prefer another layout for the same operator. The candidates differ
+//! only in speed: every shape computes the same scan (exactly, for exact operators).
+//! [`crate::Gpu`] runs the timing ([`crate::tuning::Tuning::autotune`] turns it off); this
+//! module decides what is timed and keeps the record's format.
 
 use super::cost::CombineCost;
 use super::policy::{self, INLINE_MAX_WEIGHT};
 use super::{DeviceLimits, Purpose, ShapeChoice, TileShape, Tuning};
 use crate::error::{Error, Result};
 
-/// Whether an operator of `size`-byte elements with a combine of `cost` is autotuned under
-/// `tuning`: autotuning is on, the tuning fixes neither the staged shape nor the chains, and
-/// the policy's defaults were not measured for it (they were for cheap combines of 1, 2, 4, 8
-/// and 16 bytes).
-pub fn applies(size: usize, cost: &CombineCost, tuning: &Tuning) -> bool {
-    tuning.autotune
-        && tuning.staged.is_none()
-        && tuning.chains.is_none()
-        && (!matches!(size, 1 | 2 | 4 | 8 | 16) || cost.weight > INLINE_MAX_WEIGHT)
+/// Whether an operator is autotuned under `tuning`: autotuning is on and the tuning fixes
+/// neither the staged shape nor the chains.
+pub fn applies(tuning: &Tuning) -> bool {
+    tuning.autotune && tuning.staged.is_none() && tuning.chains.is_none()
 }
 
 /// The staged-scan shapes timed for `size`-byte elements with a combine of `cost` on a device
-/// with `limits`: the policy's shape first ([`policy::staged_scan_shape`]; where that takes
-/// long runs, the shape of runs of about 128 bytes next), then variants of it: fewer threads
+/// with `limits`: the policy's shape first ([`policy::staged_scan_shape`]). Where that shape
+/// is the swizzled layout of a cheap combine of 1 to 16 bytes (the sizes the policy was
+/// measured for), the rest are the linear layout's runs of one 4-byte word less than a
+/// 128-byte row ([`short_row_items`]) in tiles of [`linear_threads`](policy::linear_threads),
+/// 256 and 128 threads. Otherwise: where the policy takes
+/// long runs, the shape of runs of about 128 bytes next, then variants of it: fewer threads
 /// per tile (more, smaller tiles: a shorter life per tile), runs one and two access groups
 /// longer (where the linear layout reads groups of several elements), the residency bound
 /// lifted or imposed (registers against resident blocks; two blocks per SM as a middle
@@ -63,12 +63,24 @@ pub fn candidates(
         return out;
     };
     push(Some(base));
+    let expensive = cost.weight > INLINE_MAX_WEIGHT;
+    if !expensive && !base.linear && size <= 16 {
+        // The policy's swizzled tiles were measured on an H100; on an H200 the linear layout's
+        // runs of 124 bytes scanned 1 GiB faster (fraction of copy: 1-byte elements 0.80 in
+        // 128x124 against 0.75, 2-byte 0.92 in 256x62 against 0.90, 4-byte 0.93 in 256x31
+        // and 352x31 against 0.91, 8-byte 0.93 in 352x15 against 0.91).
+        let items = short_row_items(size);
+        let widest = policy::linear_threads(items as usize * size, base.tma);
+        for threads in [widest, 256, 128] {
+            push(with(Some(ShapeChoice::new(threads, items)), None));
+        }
+        return out;
+    }
     // Where the policy takes long runs, the runs of about 128 bytes it takes otherwise.
     if let Ok(mut short) = policy::tile_shape(size, limits, tuning, Purpose::Staged) {
         short.chains = policy::chains(cost, tuning, &short, size);
         push(Some(short));
     }
-    let expensive = cost.weight > INLINE_MAX_WEIGHT;
     if expensive {
         for chains in [1, 4] {
             push(with(None, Some(chains)));
@@ -143,6 +155,21 @@ pub fn candidates(
         }
     }
     out
+}
+
+/// Elements of `size` bytes (1 to 16, a power of two) in a run of the linear-layout candidates
+/// for cheap combines: one 4-byte word less than a 128-byte row, rounded down to whole
+/// elements (124 bytes of 1-, 2- and 4-byte elements, 120 of 8-byte and 112 of 16-byte ones).
+/// Neighbouring threads' runs then start an odd number of the element's access units apart,
+/// in distinct shared-memory banks, and never a multiple of 16 bytes apart, so the layout is
+/// the linear one.
+///
+/// ```
+/// use monoscan::tuning::autotune::short_row_items;
+/// assert_eq!([1, 2, 4, 8, 16].map(short_row_items), [124, 62, 31, 15, 7]);
+/// ```
+pub fn short_row_items(size: usize) -> u32 {
+    (124 / size.clamp(1, 124)).max(1) as u32
 }
 
 /// Candidates timed at most.
@@ -303,25 +330,50 @@ mod tests {
     use crate::tuning::cost::samples::{cheap, dear};
 
     #[test]
-    fn measured_classes_are_not_tuned() {
-        let t = Tuning::default();
-        for size in [1, 2, 4, 8, 16] {
-            assert!(!applies(size, &cheap(), &t), "{size}");
-            assert!(applies(size, &dear(), &t), "{size}");
-        }
-        for size in [3, 12, 24, 32, 48, 64, 128] {
-            assert!(applies(size, &cheap(), &t), "{size}");
-        }
+    fn every_operator_is_tuned_unless_the_tuning_fixes_the_shape() {
+        assert!(applies(&Tuning::default()));
         let off = Tuning {
             autotune: false,
             ..Tuning::default()
         };
-        assert!(!applies(12, &cheap(), &off));
+        assert!(!applies(&off));
         let fixed = Tuning {
             staged: Some(ShapeChoice::new(128, 8)),
             ..Tuning::default()
         };
-        assert!(!applies(12, &cheap(), &fixed));
+        assert!(!applies(&fixed));
+        let chains = Tuning {
+            chains: Some(2),
+            ..Tuning::default()
+        };
+        assert!(!applies(&chains));
+    }
+
+    #[test]
+    fn measured_sizes_also_time_the_linear_layout() {
+        let h100 = DeviceLimits::for_arch(90);
+        let t = Tuning::default();
+        for (size, widest) in [(1, 352), (2, 352), (4, 352), (8, 352), (16, 384)] {
+            let c = candidates(size, &cheap(), &h100, &t);
+            let base = policy::staged_scan_shape(size, &cheap(), &h100, &t).unwrap();
+            assert_eq!(c[0], base, "{size}");
+            assert!(!base.linear, "{size}");
+            let items = short_row_items(size);
+            let linear: Vec<u32> = c[1..]
+                .iter()
+                .inspect(|s| assert!(s.linear && s.tma && s.items == items, "{size}: {s:?}"))
+                .map(|s| s.block)
+                .collect();
+            assert_eq!(linear, [widest, 256, 128], "{size}: {c:?}");
+        }
+        // Without the TMA the same runs fill tiles of at most 32 KiB.
+        let no_tma = Tuning {
+            tma: false,
+            ..Tuning::default()
+        };
+        let c = candidates(4, &cheap(), &h100, &no_tma);
+        assert!(c[1..].iter().all(|s| s.linear && !s.tma), "{c:?}");
+        assert_eq!(c[1].block, 256, "{c:?}");
     }
 
     #[test]

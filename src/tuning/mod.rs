@@ -201,10 +201,9 @@ pub struct Tuning {
     /// Independent chains each thread of the staged scan folds and scans its run in, 1 to 8
     /// (`None`: the policy's choice from the combine's estimated cost, [`policy::chains`]).
     pub chains: Option<u32>,
-    /// Whether an operator the policy's defaults were not measured for (element sizes other
-    /// than 1, 2, 4, 8 and 16 bytes, expensive combines) has its staged-scan shape timed on
-    /// its first large scan on a device, and the fastest kept beside the kernel cache
-    /// ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
+    /// Whether an operator has its staged-scan shape timed on its first large scan on a
+    /// device (the policy's shape among a few others), and the fastest kept beside the kernel
+    /// cache ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
     pub autotune: bool,
     /// Whether reductions that the staged reduce suits ([`policy::reduce_staged`]: element
     /// sizes other than 4 bytes, expensive combines) run it on sm_80 and newer;

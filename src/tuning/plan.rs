@@ -189,10 +189,12 @@ impl Plan {
     }
 
     /// The staged scan's shape for inputs of at most [`policy::SMALL_INPUT_BYTES`]
-    /// ([`policy::small_staged_shape`]): `None` where the policy has none, where an input
-    /// map reads inputs of another size, and once an autotuned shape is installed.
+    /// ([`policy::small_staged_shape`]): `None` where the policy has none and where an input
+    /// map reads inputs of another size. An autotuned shape does not replace it: the
+    /// autotuner times shapes on inputs of 64 MiB and more, where a few large tiles no longer
+    /// leave SMs idle.
     pub fn small_staged_shape(&self) -> Result<Option<TileShape>> {
-        if self.tuned.get().is_some() || self.in_size.is_some_and(|s| s != self.elem_size) {
+        if self.in_size.is_some_and(|s| s != self.elem_size) {
             return Ok(None);
         }
         if let Some(s) = self.small.get() {
@@ -375,7 +377,7 @@ impl Plan {
                 let mut sets = vec![KernelSet::SinglePass(register)];
                 if staged.staged {
                     sets.push(KernelSet::StagedScan(staged));
-                    if let Some(small) = self.small_staged_shape()? {
+                    if let Some(small) = self.small_staged_shape()?.filter(|s| *s != staged) {
                         sets.push(KernelSet::StagedScan(small));
                     }
                 }
@@ -446,6 +448,21 @@ mod tests {
         assert_eq!(scan(1 << 18, true), KernelSet::StagedScan(small));
         assert_eq!(scan((1 << 18) + 1, true), KernelSet::StagedScan(staged));
         assert_eq!(scan(1 << 18, false), KernelSet::SinglePass(sp));
+        // An autotuned shape replaces the large tiles only.
+        let tuned = TileShape {
+            linear: true,
+            items: 31,
+            block: 256,
+            ..staged
+        };
+        p.install_tuned(tuned);
+        assert_eq!(scan(1 << 18, true), KernelSet::StagedScan(small));
+        assert_eq!(scan((1 << 18) + 1, true), KernelSet::StagedScan(tuned));
+        let sets = p.sets(Algorithm::Auto).unwrap();
+        assert!(
+            sets.contains(&KernelSet::StagedScan(small))
+                && sets.contains(&KernelSet::StagedScan(tuned))
+        );
         // Every set a call loads is one `sets` lists.
         let all = p.sets(Algorithm::Auto).unwrap();
         for n in [0, 1, one.tile(), sp.tile(), 1 << 18, 1 << 20] {
