@@ -208,15 +208,22 @@ __device__ __forceinline__ ms_u32 ms_peek(const ms_state* st, const ms_elem* agg
             }
             const ms_u32 incl_mask = __ballot_sync(MS_FULL, first < MS_LB);
             const int stop = incl_mask ? __ffs(incl_mask) - 1 : 31;
-            // Fold this lane's tiles, earliest first, up to the nearest inclusive prefix.
+            // Fold this lane's tiles, earliest first, up to the nearest inclusive prefix (the
+            // first one taken as it is, not combined with the identity).
             ms_elem x = MsOp::identity();
+            bool any = false;
 #pragma unroll
             for (int p = MS_LB - 1; p >= 0; --p) {
-                if ((int)lane < stop || ((int)lane == stop && p <= first)) x = MsOp::combine(x, v[p]);
+                if ((int)lane < stop || ((int)lane == stop && p <= first)) {
+                    x = any ? MsOp::combine(x, v[p]) : v[p];
+                    any = true;
+                }
             }
-            // Earlier tiles sit at higher lanes: fold them first.
+            // Earlier tiles sit at higher lanes: fold them first. Lanes past `stop` hold the
+            // identity, so only the steps that reach lane `stop` from lane 0 run: none where the
+            // nearest predecessor holds an inclusive prefix, five for a window without one.
             MS_STEP_UNROLL
-            for (unsigned d = 1; d < 32; d <<= 1) {
+            for (unsigned d = 1; d <= (unsigned)stop; d <<= 1) {
                 const ms_elem y = ms_shfl_down(x, d);
                 if (lane + d < 32) x = MsOp::combine_ilp(y, x);
             }

@@ -100,11 +100,14 @@ __device__ __forceinline__ ms_elem ms_thread_fold(const ms_elem (&items)[MS_ITEM
     return acc;
 }
 
-// Inclusive warp scan (Kogge-Stone over shuffles).
+// Inclusive warp scan (Kogge-Stone over shuffles), exact in the first `Lanes` lanes: the
+// steps that would only reach lanes past them are left out (the scan of a block's warp totals
+// takes log2 of its warps' steps, not five, each a combine's latency the block waits out).
+template <unsigned Lanes = 32>
 __device__ __forceinline__ ms_elem ms_warp_inclusive(ms_elem x) {
     const unsigned lane = threadIdx.x & 31;
     MS_STEP_UNROLL
-    for (unsigned d = 1; d < 32; d <<= 1) {
+    for (unsigned d = 1; d < Lanes; d <<= 1) {
         const ms_elem y = ms_shfl_up(x, d);
         if (lane >= d) x = MsOp::combine_ilp(y, x);
     }
@@ -133,7 +136,7 @@ __device__ __forceinline__ ms_elem ms_block_exclusive(ms_elem x, ms_elem& aggreg
     __syncthreads();
     if (warp == 0) {
         ms_elem s = lane < MS_WARPS ? sm.warp_sums[lane] : MsOp::identity();
-        s = ms_warp_inclusive(s);
+        s = ms_warp_inclusive<MS_WARPS>(s);
         if (lane < MS_WARPS) sm.warp_sums[lane] = s;
     }
     __syncthreads();
