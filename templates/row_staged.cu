@@ -15,7 +15,7 @@
 // results back in place, and the tile leaves by coalesced 16-byte stores.
 //
 // Reverse (MS_REVERSE 1; the module's operator is then the lifting of the opposite monoid):
-// logical position g is element n - 1 - g. The tile claimed k-th is physical tile
+// logical position g is element n - 1 - g. The tile numbered k is physical tile
 // num_tiles - 1 - k, so the partial tile, physically last, is logically first. A tile is staged
 // physically, exactly as forwards, and logical index i of a tile (0 <= i < MS_TILE) is physical
 // offset MS_TILE - 1 - i: thread t's logical run is physical row (of MS_ITEMS values)
@@ -110,7 +110,7 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_val), "monoscan: staged row scans map in place");
     if (threadIdx.x == 0) {
-        // A cooperative launch of one wave numbers its tiles by block (see the staged scan).
+        // In grid order block b takes tile b (see the staged scan).
         sm.tile = grid_order ? blockIdx.x : ms_take_tile(counter, num_tiles);
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
         ms_pace(counter, epoch, sm.tile, prefetch);

@@ -6,12 +6,13 @@
 // ---- Staged single-pass scan (sm_80 and newer) ----
 // The same decoupled look-back, with the tile copied into shared memory instead of through
 // registers: a block holds no items in registers while it looks back, so residency is bounded
-// by shared memory alone and more tiles' loads are in flight per SM. Each block claims one
-// tile number from the counter, as the register kernel does (a block that held a second
-// claimed tile would delay that tile's aggregate behind its own look-back, and every later
-// tile's look-back behind it). A launch whose tiles all fit the device at once is a
-// cooperative grid (`grid_order`), in which every block is resident together: block b then
-// scans tile b, with no atomic claim before its copy. The tile's layout in shared memory
+// by shared memory alone and more tiles' loads are in flight per SM. Each block scans one tile
+// (a block that held a second tile would delay that tile's aggregate behind its own look-back,
+// and every later tile's look-back behind it). In grid order (`grid_order`) block b scans tile
+// b, with no atomic claim before its copy: in a cooperative grid of one wave, whose blocks are
+// all resident together, or in an ordinary launch that relies on blocks starting in index
+// order (`TileOrder::BlockIndex`). Otherwise each block claims its tile number from the
+// counter, as the register kernel does. The tile's layout in shared memory
 // (swizzled 16-byte chunks for power-of-two element sizes, or linear for any size) is the
 // included run layout's, which also folds, scans and stores each thread's run. Requires 16-byte aligned input and output
 // (checked before launch).

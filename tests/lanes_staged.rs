@@ -20,7 +20,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Flagged, Mat2, MatMulMod, Max, Reversed, Segmented, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{policy, Tuning};
+use monoscan::tuning::{policy, TileOrder, Tuning};
 use monoscan::{Backend, Gpu, Map, Monoid};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -287,7 +287,7 @@ fn maps_and_unaligned_buffers() {
 
 /// The staged row kernel under other tunings: the cp.async form where the TMA one is the
 /// default, runs of 64 and 256 bytes per thread (other swizzles), a TMA tile of one box, and
-/// launches of one wave with their tiles claimed from the counter rather than in grid order.
+/// tiles claimed from the counter rather than numbered by block, always or beyond one wave.
 #[test]
 fn tuned_shapes_and_the_cp_async_form() {
     for tuning in [
@@ -296,7 +296,11 @@ fn tuned_shapes_and_the_cp_async_form() {
             ..Tuning::default()
         },
         Tuning {
-            resident_grid: false,
+            tile_order: TileOrder::Claimed,
+            ..Tuning::default()
+        },
+        Tuning {
+            tile_order: TileOrder::OneWave,
             ..Tuning::default()
         },
         Tuning {

@@ -18,7 +18,8 @@ use common::suite::{reference, Check, Mapped, OnGpu, Visit};
 use common::{affine_maps, Cmp};
 use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Sum};
 use monoscan::tuning::{
-    policy, DeviceLimits, FirstWave, Pace, PrefetchPlan, Purpose, ShapeChoice, TileShape, Tuning,
+    policy, DeviceLimits, FirstWave, Pace, PrefetchPlan, Purpose, ShapeChoice, TileOrder,
+    TileShape, Tuning,
 };
 use monoscan::{Algorithm, ApproxEq, Backend, Error, Gpu, Map, Monoid};
 
@@ -415,16 +416,21 @@ plans! {
         ..Tuning::default()
     };
     pace_100000_gbps: Tuning { pace: Pace::Gbps(100_000), ..Tuning::default() };
-    claimed_tiles: Tuning { resident_grid: false, ..Tuning::default() };
-    claimed_tiles_unpaced: Tuning { resident_grid: false, pace: Pace::Off, ..Tuning::default() };
+    claimed_tiles: Tuning { tile_order: TileOrder::Claimed, ..Tuning::default() };
+    claimed_tiles_unpaced: Tuning {
+        tile_order: TileOrder::Claimed,
+        pace: Pace::Off,
+        ..Tuning::default()
+    };
+    one_wave_by_block: Tuning { tile_order: TileOrder::OneWave, ..Tuning::default() };
 }
 
-/// The staged scan with and without grid order for one wave (block b on tile b in a
-/// cooperative launch, or every tile claimed from the counter) at tile counts around the
-/// resident blocks' (one tile, one wave less a tile, exactly one wave, then the claimed tiles
-/// of one tile more and of two waves and a partial tile), for sum i32 and the non-commutative
-/// affine maps; then one wave in grid order and claimed in turn on one `Gpu`, so that the
-/// counter and the epochs pass from one order to the other.
+/// The staged scan in every tile order (block b on tile b in a cooperative launch of one wave
+/// and in ordinary launches beyond, block order for one wave only, or every tile claimed from
+/// the counter) at tile counts around the resident blocks' (one tile, one wave less a tile,
+/// exactly one wave, one tile more, two waves and a partial tile), for sum i32 and the
+/// non-commutative affine maps; then one wave and then two and a bit, each in every order in
+/// turn on one `Gpu`, so that the counter and the epochs pass from one order to the other.
 #[test]
 fn tile_orders_around_a_wave() {
     let Some(probe) = gpu_with(Tuning::default()) else {
@@ -459,9 +465,9 @@ fn tile_orders_around_a_wave() {
             .into_iter()
             .chain([2 * resident * tile + tile / 3 + 1])
     };
-    for resident_grid in [true, false] {
+    for tile_order in ORDERS {
         let tuning = Tuning {
-            resident_grid,
+            tile_order,
             ..Tuning::default()
         };
         let gpu = gpu_with(tuning.clone()).unwrap();
@@ -474,24 +480,38 @@ fn tile_orders_around_a_wave() {
             affine_f64(&gpu, &maps(50 + k as u64, n as usize), &what);
         }
     }
-    // One wave (its last tile partial) on one Gpu, in grid order and claimed in turn.
-    let xs = ints(60, (ints_resident * ints_tile - 5) as usize);
-    let want = reference(&sum, &xs, 0);
+    // One wave (its last tile partial), then two waves and a bit, on one Gpu, each in every
+    // order in turn, twice over.
     let mut gpu = gpu_with(Tuning::default()).unwrap();
-    for resident_grid in [true, false, true, false] {
-        gpu = gpu
-            .with_tuning(Tuning {
-                resident_grid,
-                ..Tuning::default()
-            })
-            .unwrap();
-        let got = gpu.inclusive_scan(&sum, &xs).unwrap();
-        assert!(
-            got == want.inclusive,
-            "resident grid {resident_grid}: the scan differs from the sequential one"
-        );
+    for (k, tiles) in [ints_resident, 2 * ints_resident + 1]
+        .into_iter()
+        .enumerate()
+    {
+        let xs = ints(60 + k as u64, (tiles * ints_tile - 5) as usize);
+        let want = reference(&sum, &xs, 0);
+        for tile_order in ORDERS.into_iter().chain(ORDERS) {
+            gpu = gpu
+                .with_tuning(Tuning {
+                    tile_order,
+                    ..Tuning::default()
+                })
+                .unwrap();
+            let got = gpu.inclusive_scan(&sum, &xs).unwrap();
+            assert!(
+                got == want.inclusive,
+                "{} i32, tile order {tile_order}: the scan differs from the sequential one",
+                xs.len()
+            );
+        }
     }
 }
+
+/// Every tile order, the default first.
+const ORDERS: [TileOrder; 3] = [
+    TileOrder::BlockIndex,
+    TileOrder::OneWave,
+    TileOrder::Claimed,
+];
 
 /// Two full waves of tiles, every one paced so that the last is due 150 us after the first,
 /// and the same unpaced: the same scan either way. (How long each takes is the benchmark's

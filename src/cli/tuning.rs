@@ -1,7 +1,7 @@
 //! The tuning flags of `monoscan bench` and `monoscan run`, mapped onto [`Tuning`].
 
 use super::CliError;
-use monoscan::tuning::{CombineForm, FirstWave, Pace, ShapeChoice, ShareScan, Tuning};
+use monoscan::tuning::{CombineForm, FirstWave, Pace, ShapeChoice, ShareScan, TileOrder, Tuning};
 
 /// Kernel tuning (every flag defaults to the library's measured default).
 #[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
@@ -57,14 +57,18 @@ pub struct TuningArgs {
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
     pub share_scan: Option<ShareScan>,
-    /// Let every block of the staged 1-D and row scans claim its tile number from a counter,
-    /// also in launches of one wave, which otherwise run as a cooperative grid, block b on
-    /// tile b.
-    #[arg(long)]
-    pub claimed_tiles: bool,
+    /// How the blocks of the staged 1-D and row scans find their tiles: `block-index` (block b
+    /// on tile b; the default), `one-wave` (by block index in a cooperative grid of one wave,
+    /// claimed from a counter beyond) or `claimed` (always from the counter).
+    #[arg(long, value_name = "ORDER", value_parser = tile_order)]
+    pub tile_order: Option<TileOrder>,
 }
 
 fn shape(s: &str) -> Result<ShapeChoice, String> {
+    s.parse().map_err(|e: monoscan::Error| e.to_string())
+}
+
+fn tile_order(s: &str) -> Result<TileOrder, String> {
     s.parse().map_err(|e: monoscan::Error| e.to_string())
 }
 
@@ -117,7 +121,7 @@ impl TuningArgs {
             staged_reduce: !self.no_staged_reduce,
             share_reduce: !self.no_share_reduce,
             share_scan: self.share_scan.unwrap_or(default.share_scan),
-            resident_grid: !self.claimed_tiles,
+            tile_order: self.tile_order.unwrap_or(default.tile_order),
         };
         tuning
             .validate()
@@ -154,6 +158,8 @@ mod tests {
         assert!(pace("fast").is_err());
         assert_eq!(share_scan("always"), Ok(ShareScan::Always));
         assert!(share_scan("sometimes").is_err());
+        assert_eq!(tile_order("claimed"), Ok(TileOrder::Claimed));
+        assert!(tile_order("grid").is_err());
         assert!(shape("12").is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by a row
 //! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
-//! its position): the staged one where it applies, else the register one. The columns of a
+//! its position): the staged one where it applies, else the register one. One row scanned
+//! forwards is the 1-D scan itself, autotuned as any 1-D scan is. The columns of a
 //! row-major array scanned down (the outer axis) are scanned in place by the column scan, or,
 //! for rows of at most 16 bytes scanned forwards, by one 1-D scan of rows as vectors under the
 //! lane-wise operator. Any other layout is gathered into contiguous rows, scanned, and
@@ -17,7 +18,7 @@ use crate::monoid::Monoid;
 use crate::ops::lanewise::{Lanes as VecLanes, Lanewise};
 use crate::ops::{Flagged, Reversed, Segmented};
 use crate::tuning::policy;
-use crate::tuning::{PrefetchPlan, Purpose, TileShape};
+use crate::tuning::{Numbering, PrefetchPlan, Purpose, TileShape};
 use crate::Algorithm;
 use cudarc::driver::CudaSlice;
 
@@ -44,6 +45,9 @@ pub(super) fn scan<M: Monoid, In: Element>(
             ))
         })?),
     };
+    if lanes.is_rows() && count == 1 && !how.reverse && lanes.elements() > 0 {
+        return one_row(k, inp, out, lanes.elements() as u64, how, totals);
+    }
     let gpu = k.gpu;
     let stream = &gpu.stream;
     // Per-lane initial values travel to the device; they stay alive until the call is queued.
@@ -89,6 +93,29 @@ pub(super) fn scan<M: Monoid, In: Element>(
     rows(k, g, r, n as u64, lanes.len as u64, how, inits, totals)?;
     // SAFETY: as above; scatters copy the operator's elements.
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
+}
+
+/// One contiguous row of `n` elements scanned forwards: the 1-D scan (by `Algorithm::Auto`, as
+/// `Scanner::inclusive_scan` and `exclusive_scan` run it), its total the row's.
+fn one_row<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    n: u64,
+    how: &LaneScan<M::Elem>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    let inp = inp
+        .prefix(n)
+        .ok_or_else(|| Error::invalid("internal: the input is shorter than its row"))?;
+    let mode = match &how.init {
+        None => Mode::Inclusive,
+        Some(Inits::Same(v)) => Mode::Exclusive(*v),
+        Some(Inits::Each(v)) => Mode::Exclusive(*v.first().ok_or_else(|| {
+            Error::invalid("internal: one initial value per lane, and no lane's")
+        })?),
+    };
+    scan::scan(k, Algorithm::Auto, inp, out, mode, totals)
 }
 
 /// Lanes that are the columns of a row-major array (one group of `inner` lanes, element `k` of
@@ -263,7 +290,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         Some(Inits::Same(v)) => (*v, true),
         _ => (k.m.identity(), false),
     };
-    let args = |lookback, grid_order| RowScan {
+    let args = |lookback, order| RowScan {
         inp,
         out,
         n,
@@ -274,7 +301,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         init,
         has_init,
         totals,
-        grid_order,
+        order,
     };
     // The staged kernel where it applies: sm_80 and newer, values of 1, 2, 4, 8 or 16 bytes
     // (inputs of the same size: it maps in place), 16-byte aligned buffers.
@@ -294,8 +321,8 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         let kernel = sk.kernels(set)?;
         let tiles = tiles_of(n, shape)?;
         let resident = kernel.resident(Entry::RowStaged, k.mapped);
-        // One wave of tiles runs as a cooperative grid (`Tuning::resident_grid`).
-        let grid_order = k.gpu.tuning.resident_grid && tiles <= u64::from(resident);
+        // Tiles numbered as the tuning's order says (`Tuning::tile_order`).
+        let order = k.gpu.tuning.tile_order.numbering(tiles, resident);
         let tma = if shape.tma {
             // The tensor map covers full tiles only; an input without one needs none.
             let map = if n >= shape.tile() {
@@ -327,7 +354,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
                 stream,
                 &kernel,
                 k.mapped,
-                &args(lookback, grid_order),
+                &args(lookback, order),
                 tma.as_ref().map(|(m, p)| (m, *p)),
             )
         };
@@ -341,7 +368,14 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     // SAFETY: `kernel` is the row-scan module of the segmented lifting of this operator (its
     // elements are Flagged<M::Elem>, its values M::Elem), with this operator's input map from
     // `In` when `mapped`.
-    unsafe { launch::row_scan(stream, &kernel, k.mapped, &args(lookback, false)) }
+    unsafe {
+        launch::row_scan(
+            stream,
+            &kernel,
+            k.mapped,
+            &args(lookback, Numbering::Claimed),
+        )
+    }
 }
 
 /// Tiles of `shape` over `n` elements: an error beyond the 2^32 - 1 a launch numbers.

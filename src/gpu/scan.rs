@@ -9,7 +9,7 @@ use crate::algorithm::Algorithm;
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
-use crate::tuning::PrefetchPlan;
+use crate::tuning::{Numbering, PrefetchPlan};
 
 /// How a scan treats each position.
 #[derive(Debug, Clone, Copy)]
@@ -375,15 +375,19 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     // bytes ahead, the first wave too in launches of several waves (`FirstWave::for_scan`).
     // (Staged scans map in place: input elements have the element's size, the plan sees to
     // it.)
-    // A staged scan of one wave of tiles runs as a cooperative grid, block b on tile b, unless
-    // the tuning asks for claimed tiles (`Tuning::resident_grid`).
+    // A staged scan numbers its tiles as the tuning's order says (`Tuning::tile_order`): by
+    // default block b scans tile b, in a cooperative grid for one wave of tiles.
     let staged = matches!(set, KernelSet::StagedScan(_));
     let resident = if staged {
         k.resident(Entry::ScanStaged, sc.mapped)
     } else {
         0
     };
-    let grid_order = staged && sc.gpu.tuning.resident_grid && tiles <= u64::from(resident);
+    let order = if staged {
+        sc.gpu.tuning.tile_order.numbering(tiles, resident)
+    } else {
+        Numbering::Claimed
+    };
     let tma = if shape.staged && shape.tma {
         // The bulk form of the linear layout copies tiles from the input's address itself.
         let map = if shape.linear {
@@ -415,7 +419,7 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
         init: run.init.unwrap_or(identity),
         has_init: run.init.is_some(),
         total: run.total,
-        grid_order,
+        order,
     };
     // SAFETY: `k` is this scanner's module, rendered for M::Elem and (mapped) its map's In.
     unsafe {

@@ -23,6 +23,7 @@ pub mod autotune;
 mod columns;
 pub mod cost;
 mod limits;
+mod order;
 pub mod plan;
 pub mod policy;
 mod prefetch;
@@ -31,6 +32,8 @@ mod shape;
 pub use crate::codegen::CombineForm;
 pub use columns::ColumnShape;
 pub use limits::DeviceLimits;
+pub(crate) use order::Numbering;
+pub use order::TileOrder;
 pub use policy::Purpose;
 pub use prefetch::{FirstWave, PrefetchPlan};
 pub use shape::{StateLayout, TileShape, STATE_SECTOR};
@@ -215,11 +218,10 @@ pub struct Tuning {
     pub share_reduce: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
-    /// Whether a staged 1-D or row scan whose tiles all fit the device at once (one wave of
-    /// resident blocks) launches as a cooperative grid, block b scanning tile b; off, or over
-    /// more tiles, each block claims its tile number from an atomic counter. Either way a tile
-    /// only waits for tiles that are resident or done.
-    pub resident_grid: bool,
+    /// How the blocks of the staged 1-D and row scans find their tiles: by block index (the
+    /// default; a cooperative grid for one wave), by block index for one wave and claimed from
+    /// a counter beyond, or always claimed ([`TileOrder`]).
+    pub tile_order: TileOrder,
 }
 
 impl Tuning {
@@ -301,7 +303,7 @@ impl Default for Tuning {
             staged_reduce: true,
             share_reduce: true,
             share_scan: ShareScan::Auto,
-            resident_grid: true,
+            tile_order: TileOrder::BlockIndex,
         }
     }
 }
@@ -316,7 +318,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, staged tiles {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -332,11 +334,7 @@ impl fmt::Display for Tuning {
             if self.staged_reduce { "on" } else { "off" },
             if self.share_reduce { "on" } else { "off" },
             self.share_scan.name(),
-            if self.resident_grid {
-                "in grid order for one wave"
-            } else {
-                "claimed"
-            }
+            self.tile_order
         )
     }
 }

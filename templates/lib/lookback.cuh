@@ -1,7 +1,8 @@
 // ---- The decoupled look-back of the single-pass kernels (scans and compaction) ----
-// Tiles are numbered by an atomic counter (not blockIdx, whose scheduling order is not
-// guaranteed), so a tile only ever waits for tiles that started before it; or, in a
-// cooperative grid, whose blocks are all resident at once, by launch order. Each tile publishes
+// Tiles are numbered by an atomic counter, so a tile only ever waits for tiles that started
+// before it, whatever order blocks start in; or by block index (the staged kernels'
+// `grid_order`), in a cooperative grid, whose blocks are all resident at once, or in an
+// ordinary launch whose blocks the hardware starts in index order. Each tile publishes
 // its aggregate (status AGG), looks back over the preceding tiles a warp-wide window at a time
 // until it meets an inclusive prefix (status INCL), then publishes its own inclusive prefix.
 // Statuses carry the launch's epoch: entries of earlier launches read as "not yet published",

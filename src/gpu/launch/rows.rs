@@ -6,7 +6,7 @@ use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
 use crate::lanes::Lanes;
-use crate::tuning::PrefetchPlan;
+use crate::tuning::{Numbering, PrefetchPlan};
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
 /// Arguments of `row_scan` and `row_staged`: `n / row` rows of `row` values of `V` (the segmented lifting's
@@ -32,10 +32,10 @@ pub(crate) struct RowScan<In, V, E> {
     pub has_init: bool,
     /// One total per row, in memory order.
     pub totals: Option<DevSlice<V>>,
-    /// For `row_staged` only, and at most as many tiles as the module's resident blocks: a
-    /// cooperative launch in which block b scans the tile claimed b-th; otherwise blocks claim
-    /// tile numbers from the counter.
-    pub grid_order: bool,
+    /// How the blocks find their tiles: claimed from the counter, or (`row_staged` only)
+    /// block b on tile b, in a cooperative launch of at most the module's resident blocks or
+    /// an ordinary one.
+    pub order: Numbering,
 }
 
 /// `row_scan` of a [`KernelSet::RowScan`] module, one block per tile; through the input map
@@ -54,9 +54,9 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
         return Err(Error::invalid("internal: row_scan needs a row-scan module"));
     };
     let f = k.function(Entry::RowScan, mapped)?;
-    if a.grid_order {
+    if a.order.by_block() {
         return Err(Error::invalid(
-            "internal: the register row scan claims its tiles; grid order is the staged one's",
+            "internal: the register row scan claims its tiles; block order is the staged one's",
         ));
     }
     if a.row == 0 || a.n % a.row != 0 {
@@ -173,12 +173,12 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
         ));
     }
     let resident = k.resident(Entry::RowStaged, mapped);
-    if a.grid_order && tiles > u64::from(resident) {
+    if a.order == Numbering::Cooperative && tiles > u64::from(resident) {
         return Err(Error::invalid(format!(
-            "internal: a row scan in grid order needs at most {resident} tiles, not {tiles}"
+            "internal: a cooperative row scan needs at most {resident} tiles, not {tiles}"
         )));
     }
-    let grid_order = i32::from(a.grid_order);
+    let grid_order = i32::from(a.order.by_block());
     let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
@@ -194,9 +194,10 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     // the pacing clock at word 8, which the TMA form reads and writes), inits and totals (when
     // set) one value per row: all checked above. The grid is exactly `tiles` blocks, so every
     // tile number the counter hands out, or every block index, is in range; `row` divides n.
-    // In grid order the launch is cooperative with at most the module's resident count of
-    // blocks (checked above), so every block is resident at once and no tile waits on one
-    // that is not (the driver refuses a cooperative grid that cannot be). `smem` bytes were allowed
+    // A cooperative launch has at most the module's resident count of blocks (checked above),
+    // so every block is resident at once and no tile waits on one that is not (the driver
+    // refuses a cooperative grid that cannot be); an ordinary launch in grid order relies on
+    // blocks starting in index order (`TileOrder::BlockIndex`). `smem` bytes were allowed
     // by the function attribute set when the module was loaded, and in and out are 16-byte
     // aligned (checked above), as the cp.async copies and vector stores require. The TMA form
     // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements;
@@ -228,7 +229,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
             b.arg(map).arg(&plan);
         }
         let cfg = config(tiles, shape.block, smem);
-        if a.grid_order {
+        if a.order == Numbering::Cooperative {
             b.launch_cooperative(cfg)
         } else {
             b.launch(cfg)

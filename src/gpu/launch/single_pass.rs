@@ -6,7 +6,7 @@ use super::{addr, config, holds, tiles32, DevSlice, TensorMap, COUNTER_WORDS};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
-use crate::tuning::{PrefetchPlan, StateLayout};
+use crate::tuning::{Numbering, PrefetchPlan, StateLayout};
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
 /// The per-tile look-back state of one single-pass launch, from [`super::scratch::Scratch`].
@@ -65,10 +65,10 @@ pub(crate) struct SinglePass<In, T> {
     pub has_init: bool,
     /// Where the last tile writes the total.
     pub total: Option<DevSlice<T>>,
-    /// For `scan_staged` only, and at most as many tiles as the module's resident blocks: a
-    /// cooperative launch in which block b scans tile b; otherwise blocks claim tile numbers
-    /// from the counter.
-    pub grid_order: bool,
+    /// How the blocks find their tiles: claimed from the counter, or (`scan_staged` only)
+    /// block b on tile b, in a cooperative launch of at most the module's resident blocks or
+    /// an ordinary one.
+    pub order: Numbering,
 }
 
 /// The single-pass scan, one block per tile: `scan_single_pass` of a
@@ -114,12 +114,17 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
         ));
     }
     let resident = k.resident(entry, mapped);
-    if a.grid_order && (entry != Entry::ScanStaged || tiles > u64::from(resident)) {
+    if a.order.by_block() && entry != Entry::ScanStaged {
+        return Err(Error::invalid(
+            "internal: only the staged scan numbers its tiles by block index",
+        ));
+    }
+    if a.order == Numbering::Cooperative && tiles > u64::from(resident) {
         return Err(Error::invalid(format!(
-            "internal: a scan in grid order needs the staged scan and at most {resident} tiles, not {tiles}"
+            "internal: a cooperative scan needs at most {resident} tiles, not {tiles}"
         )));
     }
-    let grid_order = i32::from(a.grid_order);
+    let grid_order = i32::from(a.order.by_block());
     let tma_form = entry == Entry::ScanStaged && shape.tma;
     if tma.is_some() != tma_form || tma.is_some_and(|(map, _)| map.is_some() == shape.linear) {
         return Err(Error::invalid(
@@ -143,10 +148,11 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
     // tile counter, and the pacing clock at word 8, which the TMA form reads and writes), the
     // total one element: all checked above. The grid is exactly `tiles` blocks, so every tile
     // number the counter hands out, or every block index, is in range. scan_staged takes one
-    // more argument, `int grid_order`, before `exclusive`; in grid order block b scans tile b,
-    // and the launch is cooperative with at most the module's resident count of blocks
-    // (checked above), so every block is resident at once and no tile waits on one that is
-    // not (the driver refuses a cooperative grid that cannot be). For scan_staged, `smem`
+    // more argument, `int grid_order`, before `exclusive`; in grid order block b scans tile b.
+    // A cooperative launch has at most the module's resident count of blocks (checked above),
+    // so every block is resident at once and no tile waits on one that is not (the driver
+    // refuses a cooperative grid that cannot be); an ordinary launch in grid order relies on
+    // blocks starting in index order (`TileOrder::BlockIndex`). For scan_staged, `smem`
     // bytes were allowed by the function attribute set when the module was loaded, and in and out are 16-byte
     // aligned (checked above), as its cp.async copies and vector stores require. The TMA form
     // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements)
@@ -178,7 +184,7 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
             b.arg(&plan);
         }
         let cfg = config(tiles, shape.block, smem);
-        if a.grid_order {
+        if a.order == Numbering::Cooperative {
             b.launch_cooperative(cfg)
         } else {
             b.launch(cfg)
