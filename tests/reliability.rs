@@ -327,6 +327,58 @@ fn a_stub_nvrtc_is_an_error() {
     );
 }
 
+/// A broken NVRTC in the folder `MONOSCAN_NVRTC_DIR` names stays the error when a working one
+/// is on the loader's path under the name cudarc opens first (`libnvrtc.so`, as a CUDA toolkit
+/// installs it): the search does not pass over the folder the user chose. The working NVRTC is
+/// this process's own, linked into a temporary folder; without one the test says so and
+/// returns.
+#[test]
+fn a_named_nvrtc_folder_is_not_passed_over_for_a_toolkit() {
+    let found = match monoscan::jit::nvrtc() {
+        Ok(info) => info.located.dir,
+        Err(e) => {
+            eprintln!("skipped: no NVRTC to stand in for a toolkit's ({e})");
+            return;
+        }
+    };
+    let Some(real) = found else {
+        eprintln!("skipped: NVRTC was found by name on the loader's path, not in a folder");
+        return;
+    };
+    let toolkit = tempfile::tempdir().unwrap();
+    for (link, target) in [
+        ("libnvrtc.so", "libnvrtc.so.13"),
+        ("libnvrtc-builtins.so.13.0", "libnvrtc-builtins.so.13.0"),
+    ] {
+        std::os::unix::fs::symlink(real.join(target), toolkit.path().join(link)).unwrap();
+    }
+    let path = toolkit.path().as_os_str();
+    let garbage = tempfile::tempdir().unwrap();
+    for name in ["libnvrtc.so.13", "libnvrtc-builtins.so.13.0"] {
+        std::fs::write(garbage.path().join(name), b"this is no shared library").unwrap();
+    }
+    child(
+        "garbage-nvrtc",
+        &[
+            ("MONOSCAN_NVRTC_DIR", garbage.path().as_os_str()),
+            ("LD_LIBRARY_PATH", path),
+        ],
+        None,
+    );
+    let stub = tempfile::tempdir().unwrap();
+    if !stub_nvrtc(stub.path()) {
+        return;
+    }
+    child(
+        "stub-nvrtc",
+        &[
+            ("MONOSCAN_NVRTC_DIR", stub.path().as_os_str()),
+            ("LD_LIBRARY_PATH", path),
+        ],
+        None,
+    );
+}
+
 #[test]
 fn a_broken_nvrtc_keeps_the_loader_error() {
     let dir = tempfile::tempdir().unwrap();

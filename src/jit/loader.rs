@@ -14,7 +14,9 @@
 //!
 //! A library that loads is checked for every function monoscan calls before anything calls it
 //! (see `crate::dylib`); one that exists but fails to load, or lacks functions, is reported with
-//! the loader's words rather than as "not found".
+//! the loader's words rather than as "not found". A library in `MONOSCAN_NVRTC_DIR` is checked
+//! by its own path, and when it is broken that is the error: the search does not go on to
+//! whatever NVRTC the loader's path or a toolkit holds.
 
 use crate::dylib::{self, Probe};
 use std::ffi::OsString;
@@ -57,9 +59,10 @@ fn search(
     let mut tried = Vec::new();
     let mut broken = Vec::new();
     let mut places: Vec<Option<PathBuf>> = Vec::new();
-    if let Some(dir) = env("MONOSCAN_NVRTC_DIR").filter(|v| !v.is_empty()) {
-        places.push(Some(PathBuf::from(dir)));
-    }
+    let explicit = env("MONOSCAN_NVRTC_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    places.extend(explicit.iter().cloned().map(Some));
     // `None` stands for the loader's own search path.
     places.push(None);
     places.extend(candidate_dirs(env, home).into_iter().map(Some));
@@ -80,23 +83,51 @@ fn search(
                 }
             }
         };
+        let chosen = explicit.as_ref() == Some(&dir);
         match preload(&dir) {
             Preload::Absent => {}
+            // The folder the user named holds a library that does not load: that is the error.
+            Preload::Broken(why) if chosen => {
+                tried.push(dir);
+                broken.push(why);
+                return Err(missing(tried, broken));
+            }
             Preload::Broken(why) => broken.push(why),
-            Preload::Loaded => match dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS) {
-                Probe::Usable { .. } => return Ok(Located { dir: Some(dir) }),
-                // Loaded globally under its soname, so cudarc would open it: stop here.
+            Preload::Loaded(file) => match chosen_probe(chosen, &file) {
+                // The named folder's own library lacks functions: the name probe below could
+                // find another NVRTC first (`libnvrtc.so` of a toolkit), so check it by path.
                 Probe::Broken(why) => {
                     tried.push(dir);
                     broken.push(why);
                     return Err(missing(tried, broken));
                 }
-                Probe::Absent => {}
+                _ => match dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS) {
+                    Probe::Usable { .. } => return Ok(Located { dir: Some(dir) }),
+                    // Loaded globally under its soname, so cudarc would open it: stop here.
+                    Probe::Broken(why) => {
+                        tried.push(dir);
+                        broken.push(why);
+                        return Err(missing(tried, broken));
+                    }
+                    Probe::Absent => {}
+                },
             },
         }
         tried.push(dir);
     }
     Err(missing(tried, broken))
+}
+
+/// The library `file` checked by its own path when its folder is the one the user named
+/// (`chosen`); `Probe::Absent` (nothing to report) otherwise.
+fn chosen_probe(chosen: bool, file: &Path) -> Probe {
+    if !chosen {
+        return Probe::Absent;
+    }
+    dylib::probe_names(
+        &[file.to_string_lossy().into_owned()],
+        dylib::NVRTC_FUNCTIONS,
+    )
 }
 
 fn missing(searched: Vec<PathBuf>, broken: Vec<String>) -> Missing {
@@ -173,8 +204,8 @@ fn candidate_dirs(env: &dyn Fn(&str) -> Option<OsString>, home: Option<PathBuf>)
 enum Preload {
     /// The folder holds no NVRTC (or is no folder).
     Absent,
-    /// Both libraries loaded.
-    Loaded,
+    /// Both libraries loaded: the path of NVRTC itself.
+    Loaded(PathBuf),
     /// A library is there but failed to load: the loader's words.
     Broken(String),
 }
@@ -224,7 +255,7 @@ fn preload(dir: &Path) -> Preload {
             }
         }
     }
-    Preload::Loaded
+    Preload::Loaded(n.clone())
 }
 
 #[cfg(test)]
