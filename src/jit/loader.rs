@@ -84,50 +84,38 @@ fn search(
             }
         };
         let chosen = explicit.as_ref() == Some(&dir);
-        match preload(&dir) {
-            Preload::Absent => {}
+        let found = match preload(&dir) {
+            Preload::Absent => Probe::Absent,
             // The folder the user named holds a library that does not load: that is the error.
-            Preload::Broken(why) if chosen => {
+            Preload::Broken(why) if chosen => Probe::Broken(why),
+            Preload::Broken(why) => {
+                broken.push(why);
+                Probe::Absent
+            }
+            // The named folder's own library is checked by its path first: the probe by name
+            // could find another NVRTC (`libnvrtc.so` of a toolkit) before it.
+            Preload::Loaded(file) if chosen => match dylib::probe_names(
+                &[file.to_string_lossy().into_owned()],
+                dylib::NVRTC_FUNCTIONS,
+            ) {
+                Probe::Usable { .. } => dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS),
+                other => other,
+            },
+            Preload::Loaded(_) => dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS),
+        };
+        match found {
+            Probe::Usable { .. } => return Ok(Located { dir: Some(dir) }),
+            // The named folder's library, or one loaded globally under its soname, which cudarc
+            // would open: stop here.
+            Probe::Broken(why) => {
                 tried.push(dir);
                 broken.push(why);
                 return Err(missing(tried, broken));
             }
-            Preload::Broken(why) => broken.push(why),
-            Preload::Loaded(file) => match chosen_probe(chosen, &file) {
-                // The named folder's own library lacks functions: the name probe below could
-                // find another NVRTC first (`libnvrtc.so` of a toolkit), so check it by path.
-                Probe::Broken(why) => {
-                    tried.push(dir);
-                    broken.push(why);
-                    return Err(missing(tried, broken));
-                }
-                _ => match dylib::probe("nvrtc", dylib::NVRTC_FUNCTIONS) {
-                    Probe::Usable { .. } => return Ok(Located { dir: Some(dir) }),
-                    // Loaded globally under its soname, so cudarc would open it: stop here.
-                    Probe::Broken(why) => {
-                        tried.push(dir);
-                        broken.push(why);
-                        return Err(missing(tried, broken));
-                    }
-                    Probe::Absent => {}
-                },
-            },
+            Probe::Absent => tried.push(dir),
         }
-        tried.push(dir);
     }
     Err(missing(tried, broken))
-}
-
-/// The library `file` checked by its own path when its folder is the one the user named
-/// (`chosen`); `Probe::Absent` (nothing to report) otherwise.
-fn chosen_probe(chosen: bool, file: &Path) -> Probe {
-    if !chosen {
-        return Probe::Absent;
-    }
-    dylib::probe_names(
-        &[file.to_string_lossy().into_owned()],
-        dylib::NVRTC_FUNCTIONS,
-    )
 }
 
 fn missing(searched: Vec<PathBuf>, broken: Vec<String>) -> Missing {
