@@ -150,9 +150,48 @@ pub fn guarded_definition(name: &str, body: &str) -> String {
     format!("#ifndef {guard}\n#define {guard}\n{body}\n#endif\n")
 }
 
+/// `inner` (the definitions that an element's own definition needs, as their types give them,
+/// with or without a final line break), then `own`: `own` starts on a line of its own, as its
+/// preprocessor guard must.
+pub fn nested_definition(inner: &str, own: &str) -> String {
+    if inner.is_empty() || inner.ends_with('\n') {
+        format!("{inner}{own}")
+    } else {
+        format!("{inner}\n{own}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hand-written element whose definition ends without a line break.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct OneLine(u32);
+    // SAFETY: `#[repr(C)]` plain data.
+    unsafe impl cudarc::driver::DeviceRepr for OneLine {}
+    // SAFETY: the definition mirrors the one field.
+    unsafe impl Element for OneLine {
+        fn cuda_name() -> String {
+            "one_line".into()
+        }
+        fn cuda_definition() -> String {
+            "struct one_line { unsigned int x; };".into()
+        }
+    }
+
+    #[test]
+    fn nested_guards_start_their_lines() {
+        assert_eq!(nested_definition("", "#x\n"), "#x\n");
+        assert_eq!(nested_definition("a\n", "#x\n"), "a\n#x\n");
+        assert_eq!(nested_definition("a", "#x\n"), "a\n#x\n");
+        let vectors = crate::ops::lanewise::Lanes::<OneLine, 2>::cuda_definition();
+        assert!(
+            vectors.starts_with("struct one_line { unsigned int x; };\n#ifndef "),
+            "{vectors}"
+        );
+    }
 
     #[test]
     fn fragments_are_identifiers() {

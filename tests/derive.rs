@@ -373,6 +373,21 @@ struct Holder {
     n: u8,
 }
 
+/// A nested definition whose text ends without a line break (as `Opaque`'s does) still leaves
+/// every guard at the start of a line: in a derived struct, and in the segmented lifting.
+#[test]
+fn definitions_without_a_final_line_break_nest() {
+    assert_eq!(declared::<Holder>(), ["opaque_t", "Holder"]);
+    assert_eq!(
+        declared::<Flagged<Opaque>>(),
+        ["opaque_t", "monoscan_flagged_opaque_t"]
+    );
+    assert_eq!(
+        declared::<Flagged<Holder>>(),
+        ["opaque_t", "Holder", "monoscan_flagged_Holder"]
+    );
+}
+
 #[test]
 fn derived_elements_allow_zeroed_allocations() {
     zeroable::<Prims>();

@@ -319,6 +319,10 @@ fn generate(input: &Input) -> TokenStream {
             let __def = <#elem as ::monoscan::Element>::cuda_definition();
             if !__defs.contains(__def.as_str()) {
                 __defs.push_str(&__def);
+                // The next definition's guard must start a line.
+                if !__defs.is_empty() && !__defs.ends_with('\n') {
+                    __defs.push('\n');
+                }
             }
             __body.push(' ');
             __body.push_str(&<#elem as ::monoscan::Element>::cuda_name());

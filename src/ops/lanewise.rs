@@ -31,7 +31,7 @@ unsafe impl<T: Element, const C: usize> Element for Lanes<T, C> {
             &name,
             &format!("struct {name} {{ {} v[{C}]; }};", T::cuda_name()),
         );
-        format!("{}{own}", T::cuda_definition())
+        crate::element::nested_definition(&T::cuda_definition(), &own)
     }
     fn cuda_layout() -> Layout {
         Layout::structure::<Self>(vec![FieldLayout::new::<T>("0", "v", 0, &[C])])

@@ -1,6 +1,6 @@
 //! Lifting any monoid to segments: restart at flagged elements.
 
-use crate::element::{guarded_definition, ident_fragment, CudaInit, Element};
+use crate::element::{guarded_definition, ident_fragment, nested_definition, CudaInit, Element};
 use crate::layout::{FieldLayout, Layout};
 use crate::monoid::{CudaOp, Monoid};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
@@ -57,7 +57,7 @@ unsafe impl<T: Element> Element for Flagged<T> {
                 T::cuda_name()
             ),
         );
-        format!("{inner}{own}")
+        nested_definition(&inner, &own)
     }
     fn cuda_layout() -> Layout {
         Layout::structure::<Self>(vec![
