@@ -1,3 +1,6 @@
+// Whether positions run from the end (see "Reverse" below); before the includes, where
+// lib/staging.cuh would otherwise define it as 0.
+#define MS_REVERSE {{ reverse }}
 {% include "lib/tile.cuh" %}
 {% include "lib/lookback.cuh" %}
 {% include "lib/staging.cuh" %}
@@ -34,7 +37,6 @@
 #define MS_GROUPS {{ groups }}
 #define MS_CROWS {{ rows }}
 #define MS_COL_SLOTS {{ slots }}
-#define MS_REVERSE {{ reverse }}
 #define MS_CTILE_ROWS (MS_GROUPS * MS_CROWS)
 #define MS_CTILE ((ms_u64)MS_CTILE_ROWS * MS_COLS)
 #define MS_CTILE_BYTES (MS_CTILE * sizeof(ms_elem))

@@ -1,3 +1,6 @@
+// Whether positions run from the end (see "Reverse" below); before the includes, where
+// lib/staging.cuh would otherwise define it as 0.
+#define MS_REVERSE {{ reverse }}
 {% include "lib/tile.cuh" %}
 {% include "lib/lookback.cuh" %}
 {% include "lib/staging.cuh" %}
@@ -29,7 +32,6 @@
 // Row positions come from physical positions x: row x / row, column x % row. Forwards a row
 // starts at column 0 and ends at column row - 1; in reverse it starts at column row - 1 and ends
 // at column 0. Per-row initial values and totals are indexed by the physical row.
-#define MS_REVERSE {{ reverse }}
 typedef decltype(((ms_elem*)0)->value) ms_val;
 static_assert(sizeof(ms_val) == {{ value_size }}, "monoscan: the staged row scan was rendered for values of another size");
 #define MS_CHUNK_ELEMS ((int)(16 / sizeof(ms_val)))

@@ -1,3 +1,6 @@
+// Whether the scan runs from the end (see "Reverse" below); before the includes, whose staged
+// runs read it.
+#define MS_REVERSE {{ reverse }}
 {% include "lib/tile.cuh" %}
 {% include "lib/lookback.cuh" %}
 {% include "lib/staging.cuh" %}
@@ -16,6 +19,13 @@
 // (swizzled 16-byte chunks for power-of-two element sizes, or linear for any size) is the
 // included run layout's, which also folds, scans and stores each thread's run. Requires 16-byte aligned input and output
 // (checked before launch).
+//
+// Reverse (MS_REVERSE 1; the module's operator is then the opposite monoid, so that a forward
+// scan of the reversed sequence is the reverse scan): the k-th tile claimed is physical tile
+// num_tiles - 1 - k, so the partial tile, physically last, is scanned first, and the runs read
+// and write each tile from its end (lib/staging.cuh). Copies, prefetches and stores are the
+// forward form's, of physical tiles. A partial tile's missing items are its first ones in
+// logical order; they count as the identity, which changes no prefix.
 {% if copy == "tensor" %}{% include "lib/tensor_copy.cuh" %}
 // The tensor form (sm_90 and newer): full tiles arrive by tensor copies. The block's state and
 // its mbarrier (used once, so phase 0) follow the tile in dynamic shared memory (MS_TMA_STATE
@@ -46,7 +56,9 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
         ms_pace(counter, epoch, sm.tile, prefetch);
 {% endif %}    }
     __syncthreads();
-    const ms_u32 tile = sm.tile;
+    // `claim` orders the look-back; `tile` is where the items are.
+    const ms_u32 claim = sm.tile;
+    const ms_u32 tile = MS_REVERSE ? num_tiles - 1 - claim : claim;
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     const bool full = valid == (ms_u64)MS_TILE;
@@ -54,7 +66,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     // (the same layout) for the last, partial tile.
     const bool tensor = full && (ms_shared_addr(buf) & 1023) == 0;
     if (tensor && threadIdx.x == 0) ms_tma_copy_tile((const ms_tensor_map*)tmap, tile, buf, bar);
-    ms_prefetch_rows(in, n, tile, prefetch);
+    ms_prefetch_rows(in, n, claim, prefetch, MS_REVERSE, num_tiles);
     if (tensor) {
         ms_bar_wait(ms_shared_addr(bar));
     } else {
@@ -64,7 +76,7 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     if (full && threadIdx.x == 0) {
         ms_bulk_issue(in + base, (ms_u32)(MS_TILE * sizeof(in_t)), buf, ms_shared_addr(bar));
     }
-    ms_prefetch_rows(in, n, tile, prefetch);
+    ms_prefetch_rows(in, n, claim, prefetch, MS_REVERSE, num_tiles);
     if (full) {
         ms_bar_wait(ms_shared_addr(bar));
     } else {
@@ -80,14 +92,14 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(acc, aggregate, sm);
     if (threadIdx.x < 32) {
-        const ms_elem prefix = ms_lookback(tile, aggregate, num_tiles, state, aggs, incls, epoch, init,
+        const ms_elem prefix = ms_lookback(claim, aggregate, num_tiles, state, aggs, incls, epoch, init,
                                            has_init, total_out);
         if (threadIdx.x == 0) sm.prefix = prefix;
     }
     __syncthreads();
-    const ms_elem run = (tile > 0 || has_init) ? MsOp::combine_ilp(sm.prefix, excl) : excl;
+    const ms_elem run = (claim > 0 || has_init) ? MsOp::combine_ilp(sm.prefix, excl) : excl;
     // Scan the run in place (the buffer now holds results, as ms_elem).
-    ms_run_scan<Map>(buf, run, parts, exclusive);
+    ms_run_scan<Map>(buf, run, parts, exclusive, full, valid);
     __syncthreads();
     ms_run_store(out + base, buf, full, valid);
 }

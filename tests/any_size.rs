@@ -3,13 +3,15 @@
 //! power-of-two sizes, in the linear one, by tensor or bulk copies on sm_90), with their runs folded in one chain or several. Each size is an
 //! exact, non-commutative operator (`Lanes<W, N>`: N words of lane-wise affine maps over W
 //! with a shared slope), checked against the sequential reference at boundary lengths and
-//! over several waves of tiles, under the default tuning and under forced chains, without the
-//! TMA and in the cp.async form. NVRTC compiles every size's staged modules for sm_80 and
+//! over several waves of tiles, forwards and (as one lane: the staged scan from the end) in
+//! reverse, under the default tuning and under forced chains, without the TMA and in the
+//! cp.async form. NVRTC compiles every size's staged modules for sm_80 and
 //! sm_90 without a GPU.
 
 mod common;
 
 use common::gpu::{gpu, gpu_with, nvrtc, Rng};
+use common::lanes;
 use common::suite::{reference, Check, Mapped, OnGpu, Visit};
 use common::Cmp;
 use monoscan::codegen::{render, KernelSet, KernelSpec};
@@ -164,6 +166,14 @@ fn check_size<W: Word, const N: usize>(gpu: &Gpu, what: &str) {
             offset: 0,
         };
         check.path("auto", &path, Mapped::Fused);
+        lanes::reverse_1d(
+            gpu,
+            &m,
+            &xs,
+            init,
+            Cmp::Exact,
+            &format!("{what} {size}-byte lanes"),
+        );
     }
 }
 
@@ -238,15 +248,22 @@ fn compile_size(op: &CudaOp) {
                 let mut shape = policy::tile_shape(size, &limits, &tuning, purpose).unwrap();
                 assert!(shape.staged, "{size} bytes on sm_{cc}: {shape:?}");
                 shape.chains = policy::chains(&CombineCost::of(op), &tuning, &shape, size);
-                let set = match purpose {
-                    Purpose::Staged => KernelSet::StagedScan(shape),
-                    _ => KernelSet::StagedReduce(shape),
+                let sets = match purpose {
+                    Purpose::Staged => {
+                        vec![
+                            KernelSet::StagedScan(shape),
+                            KernelSet::StagedScanReverse(shape),
+                        ]
+                    }
+                    _ => vec![KernelSet::StagedReduce(shape)],
                 };
-                let spec = KernelSpec::new(set);
-                let rendered =
-                    render(op, &spec).unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
-                compile(&rendered, &op.name, Target::Cubin(cc))
-                    .unwrap_or_else(|e| panic!("{} {} on sm_{cc}: {e}", op.name, set.name()));
+                for set in sets {
+                    let spec = KernelSpec::new(set);
+                    let rendered = render(op, &spec)
+                        .unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+                    compile(&rendered, &op.name, Target::Cubin(cc))
+                        .unwrap_or_else(|e| panic!("{} {} on sm_{cc}: {e}", op.name, set.name()));
+                }
             }
         }
     }

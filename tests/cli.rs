@@ -390,7 +390,8 @@ fn emit_rejects_impossible_architectures() {
 
 /// `emit --algo rows` prints the row kernel a device of the architecture runs: the staged one
 /// (by tensor copies on sm_90) where it applies, the register one before sm_80 and for values
-/// it does not stage; `rows-reverse` the same over the opposite monoid.
+/// it does not stage; `rows-reverse` the same over the opposite monoid; `staged` and
+/// `staged-reverse` the 1-D staged scan, forwards and from the end.
 #[test]
 fn emit_prints_the_row_kernels() {
     let emit = |args: &[&str]| {
@@ -407,6 +408,19 @@ fn emit_prints_the_row_kernels() {
     assert!(staged.contains("#define MS_REVERSE 0"));
     let reverse = emit(&["--op", "sum", "--dtype", "f32", "--algo", "rows-reverse"]);
     assert!(reverse.contains("_row_staged(") && reverse.contains("#define MS_REVERSE 1"));
+    // The 1-D staged scan, forwards and from the end (over the opposite monoid).
+    let staged = emit(&["--op", "affine", "--dtype", "f64", "--algo", "staged"]);
+    assert!(staged.contains("_scan_staged(") && staged.contains("#define MS_REVERSE 0"));
+    let reverse = emit(&[
+        "--op",
+        "affine",
+        "--dtype",
+        "f64",
+        "--algo",
+        "staged-reverse",
+    ]);
+    assert!(reverse.contains("_scan_staged(") && reverse.contains("#define MS_REVERSE 1"));
+    assert!(reverse.contains("inner::combine(b, a)"));
     let ampere = emit(&[
         "--op", "affine", "--dtype", "f64", "--algo", "rows", "--arch", "80",
     ]);

@@ -52,9 +52,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::RowStaged { .. } => 15,
         KernelSet::ColumnScan { .. } => 16,
         KernelSet::ShareScan(_) => 17,
+        KernelSet::StagedScanReverse(_) => 18,
     }
 }
-const FAMILIES: usize = 18;
+const FAMILIES: usize = 19;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -111,8 +112,10 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
             let mut s = shape(Purpose::Staged, t);
             assert!(s.staged && s.tma == (cc >= 90 && t.tma), "size {size}");
             s.chains = policy::chains(&cost, t, &s, size);
-            if !sets.contains(&KernelSet::StagedScan(s)) {
-                sets.push(KernelSet::StagedScan(s));
+            for set in [KernelSet::StagedScan(s), KernelSet::StagedScanReverse(s)] {
+                if !sets.contains(&set) {
+                    sets.push(set);
+                }
             }
             let mut r = shape(Purpose::StagedReduce, t);
             // The share scan, in the staged reduce's shape, wherever its steps fit (sm_90).

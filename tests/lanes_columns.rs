@@ -83,8 +83,8 @@ where
     }
 }
 
-/// Columns from 2 (reverse scans only: forwards, rows of 16 bytes or less are one 1-D scan of
-/// vectors) to 1024: many row groups per tile (scanned by Kogge-Stone in shared memory), few
+/// Columns from 2 (reverse scans of few rows only: rows of 16 bytes or less are one 1-D scan
+/// of vectors forwards, and in reverse where that scan stages) to 1024: many row groups per tile (scanned by Kogge-Stone in shared memory), few
 /// (folded in turn), and one.
 const COLUMNS: [usize; 8] = [2, 3, 5, 32, 33, 100, 257, 1024];
 

@@ -1,7 +1,8 @@
 //! Tuning variants through the API: one test per variant, each on a `Gpu` of its own with the
-//! variant's `Tuning` attached, so that they run in parallel. Each checks the scans (or, for
-//! compaction's shapes, the compactions) against the sequential reference; results never depend
-//! on the tuning. The variants: the staged scan's shapes (one warp to 1024 threads, 1 to 32
+//! variant's `Tuning` attached, so that they run in parallel. Each checks the scans (the 1-D
+//! reverse scans too, which run the staged scan's shape from the end; or, for compaction's
+//! shapes, the compactions) against the sequential reference; results never depend on the
+//! tuning. The variants: the staged scan's shapes (one warp to 1024 threads, 1 to 32
 //! 16-byte chunks per thread, look-back windows of 2 to 8, tiles of 288 and 576 threads that
 //! arrive in several tensor-copy boxes), its tensor copies on and off, its L2 prefetch plans
 //! and pacings, the one-tile scan's shapes, and compaction's staged shapes. Invalid tunings are
@@ -14,9 +15,10 @@
 mod common;
 
 use common::gpu::{gpu, gpu_with, Rng};
+use common::lanes;
 use common::suite::{reference, Check, Mapped, OnGpu, Visit};
 use common::{affine_maps, Cmp};
-use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Sum};
+use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Reversed, Sum};
 use monoscan::tuning::{
     policy, DeviceLimits, FirstWave, Pace, PrefetchPlan, Purpose, ShapeChoice, TileOrder,
     TileShape, Tuning,
@@ -71,22 +73,23 @@ const INTS: usize = 3_000_017;
 const BYTES: usize = 1_000_003;
 const MAPS: usize = 400_009;
 
+/// The plain operations of sum i32 (see `check`), and its 1-D reverse scans.
 fn sum_i32(gpu: &Gpu, xs: &[i32], what: &str) {
-    check(
-        gpu,
-        Algorithm::SinglePass,
-        &Sum::<i32>::new(),
-        xs,
-        Cmp::Exact,
-        what,
-    );
+    let m = Sum::<i32>::new();
+    check(gpu, Algorithm::SinglePass, &m, xs, Cmp::Exact, what);
+    lanes::reverse_1d(gpu, &m, xs, 7, Cmp::Exact, what);
 }
 
+/// The plain operations of the affine maps (see `check`), and their 1-D reverse scans, each
+/// within the tolerance derived from the sequence it composes.
 fn affine_f64(gpu: &Gpu, xs: &[AffineMap<f64>], what: &str) {
     let m = Affine::<f64>::new();
     let init = xs.first().copied().unwrap_or_else(|| m.identity());
     let cmp = affine_maps(&m, xs, init);
     check(gpu, Algorithm::SinglePass, &m, xs, cmp, what);
+    let reversed: Vec<_> = xs.iter().rev().copied().collect();
+    let cmp = affine_maps(&Reversed::new(m), &reversed, init);
+    lanes::reverse_1d(gpu, &m, xs, init, cmp, what);
 }
 
 /// Whether the device can run the staged scan at all (sm_80 and newer); says so when not.
@@ -158,14 +161,9 @@ fn staged_ints(shape: &str) {
     }
     let m = Sum::<u8>::new();
     let what = format!("staged {shape}: sum u8");
-    check(
-        &gpu,
-        Algorithm::SinglePass,
-        &m,
-        &bytes(12, BYTES),
-        Cmp::Exact,
-        &what,
-    );
+    let xs = bytes(12, BYTES);
+    check(&gpu, Algorithm::SinglePass, &m, &xs, Cmp::Exact, &what);
+    lanes::reverse_1d(&gpu, &m, &xs, 3, Cmp::Exact, &what);
 }
 
 /// The staged scan of 16-byte affine maps in the tile shape `shape`.

@@ -1,6 +1,6 @@
 //! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
-//! down columns, and a reverse 1-D scan beside the forward one. Each figure is a fraction of a
+//! down columns, and reverse 1-D scans beside forward ones. Each figure is a fraction of a
 //! device-to-device copy of the same bytes.
 
 use super::bench::{Ctx, Row};
@@ -10,7 +10,7 @@ use monoscan::ops::{Affine, AffineMap, Sum};
 use monoscan::Monoid;
 
 /// Measurements this family adds to the progress count.
-pub(super) const CASES: usize = 16;
+pub(super) const CASES: usize = 18;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
 const SUM_SHAPES: [(usize, usize, usize); 10] = [
@@ -93,21 +93,37 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Sum i32 over 2^28 elements (or the largest size asked for), forward then reverse.
+    /// 1-D scans, forward then reverse: sum i32 over 2^28 elements (or the largest size asked
+    /// for), and the 16-byte affine f64 maps over a quarter as many (the same bytes).
     fn reverse_case(&mut self) -> Result<(), CliError> {
         let l = super::bench::log2_sizes(self.args, 4)
             .last()
             .copied()
             .unwrap_or(28);
         let n = 1usize << l;
-        let xs: Vec<i32> = (0..n as u64).map(|i| (i % 1000) as i32 - 500).collect();
+        let ints: Vec<i32> = (0..n as u64).map(|i| (i % 1000) as i32 - 500).collect();
+        self.one_lane(&Sum::<i32>::new(), "sum i32", ints)?;
+        let maps: Vec<AffineMap<f64>> = (0..n as u64 / 4)
+            .map(|i| AffineMap::new(0.5 + (i % 7) as f64 / 16.0, (i % 11) as f64 - 5.0))
+            .collect();
+        self.one_lane(&Affine::<f64>::new(), "affine f64", maps)
+    }
+
+    /// `xs` scanned as one lane forwards, then in reverse, each beside a copy of its bytes.
+    fn one_lane<M: Monoid>(
+        &mut self,
+        m: &M,
+        label: &str,
+        xs: Vec<M::Elem>,
+    ) -> Result<(), CliError> {
+        let n = xs.len();
+        let bytes = n * std::mem::size_of::<M::Elem>();
         let s = self.gpu.stream();
         let input = s.clone_htod(&xs)?;
         let mut out = s.clone_htod(&xs)?;
         drop(xs);
-        let copy = self.timer.copy(n * 4)?.median_ms();
-        let sum = Sum::<i32>::new();
-        let scanner = self.gpu.scanner(&sum);
+        let copy = self.timer.copy(bytes)?.median_ms();
+        let scanner = self.gpu.scanner(m);
         let lanes = Lanes::rows(1, n);
         for (name, how) in [
             ("forward", LaneScan::inclusive()),
@@ -118,14 +134,14 @@ impl Ctx<'_> {
                 .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
             self.rows.push(Row {
                 case: "lanes",
-                algorithm: format!("sum i32 1-D {name}"),
+                algorithm: format!("{label} 1-D {name}"),
                 n: n as u64,
-                bytes: (8 * n) as u64,
+                bytes: (2 * bytes) as u64,
                 ms: t.median_ms(),
                 baseline_ms: copy,
                 baseline: "copy",
             });
-            self.progress.step(&format!("lanes 1-D {name}"));
+            self.progress.step(&format!("lanes {label} 1-D {name}"));
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use super::{value_name, write_stdout, CliError};
 use monoscan::codegen::{render, KernelSet, KernelSpec};
 use monoscan::ops::{Reversed, Segmented};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{DeviceLimits, Purpose, Tuning};
+use monoscan::tuning::{DeviceLimits, Purpose, TileShape, Tuning};
 use monoscan::Monoid;
 use serde::Serialize;
 
@@ -24,6 +24,9 @@ pub enum Kernels {
     /// The staged single-pass scan: tiles copied into shared memory with cp.async (large
     /// aligned inputs on sm_80 and newer).
     Staged,
+    /// The staged scan from the end, what reverse 1-D scans of such inputs run: its operator
+    /// is the opposite monoid of `--op`.
+    StagedReverse,
     /// Batched scans of contiguous rows (`monoscan::lanes`): the staged row kernel where the
     /// architecture and the element size allow it, else the register one, as a launch over
     /// several rows runs it. Their operator is the segmented lifting of `--op`.
@@ -73,6 +76,7 @@ impl Job for Emit<'_> {
         match self.0.algo {
             Kernels::Rows => return rows(Segmented::new(m), self.0, false),
             Kernels::RowsReverse => return rows(Segmented::new(Reversed::new(m)), self.0, true),
+            Kernels::StagedReverse => return staged_reverse(m, self.0),
             _ => {}
         }
         let op = m.cuda();
@@ -104,17 +108,10 @@ impl Job for Emit<'_> {
                 }
                 KernelSet::StagedReduce(shape)
             }
-            Kernels::Staged => {
-                let shape = plan.shape(Purpose::Staged)?;
-                if !shape.staged {
-                    return Err(CliError::Usage(format!(
-                        "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and elements of 1 to {} bytes)",
-                        monoscan::tuning::policy::STAGED_MAX_ELEM
-                    )));
-                }
-                KernelSet::StagedScan(shape)
+            Kernels::Staged => KernelSet::StagedScan(staged_shape(&plan, size, arch)?),
+            Kernels::Rows | Kernels::RowsReverse | Kernels::StagedReverse => {
+                unreachable!("rendered above")
             }
-            Kernels::Rows | Kernels::RowsReverse => unreachable!("rows are rendered above"),
         };
         let spec = KernelSpec {
             instrument: self.0.instrument,
@@ -122,6 +119,34 @@ impl Job for Emit<'_> {
         };
         Ok(render(&op, &spec)?.source)
     }
+}
+
+/// The staged scan's shape for elements of `size` bytes on sm_`arch`: a usage error where the
+/// staged scan does not apply.
+fn staged_shape(plan: &Plan, size: usize, arch: u32) -> Result<TileShape, CliError> {
+    let shape = plan.shape(Purpose::Staged)?;
+    if !shape.staged {
+        return Err(CliError::Usage(format!(
+            "elements of {size} bytes cannot use the staged scan on sm_{arch} (it needs sm_80 or newer and elements of 1 to {} bytes)",
+            monoscan::tuning::policy::STAGED_MAX_ELEM
+        )));
+    }
+    Ok(shape)
+}
+
+/// The staged scan from the end for `m`: the forward scan's shape, rendered for the opposite
+/// monoid.
+fn staged_reverse<M: Monoid>(m: M, args: &EmitArgs) -> Result<String, CliError> {
+    let limits = DeviceLimits::for_arch(args.arch);
+    let forward = Plan::new(&m.cuda(), limits, &Tuning::default());
+    let shape = staged_shape(&forward, std::mem::size_of::<M::Elem>(), args.arch)?;
+    let op = Reversed::new(m).cuda();
+    let plan = Plan::new(&op, limits, &Tuning::default());
+    let spec = KernelSpec {
+        instrument: args.instrument,
+        ..plan.spec(KernelSet::StagedScanReverse(shape))
+    };
+    Ok(render(&op, &spec)?.source)
 }
 
 /// The row kernel of `lifted` (the segmented lifting of an operator) that a device of the

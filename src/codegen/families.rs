@@ -142,11 +142,13 @@ struct SinglePassCtx<'a> {
     lookback: LookbackCtx,
 }
 
-/// The staged single-pass scan: its copies (`cp_async`, `tensor` or `bulk`), its run layout.
+/// The staged single-pass scan: its direction, its copies (`cp_async`, `tensor` or `bulk`), its
+/// run layout.
 #[derive(Serialize)]
 struct StagedScanCtx<'a> {
     prefix: &'a str,
     map: bool,
+    reverse: u32,
     copy: &'static str,
     #[serde(flatten)]
     tile: TileCtx,
@@ -305,11 +307,12 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 lookback: LookbackCtx::of(&s, elem_size),
             },
         ),
-        KernelSet::StagedScan(s) => engine::render(
+        KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s) => engine::render(
             template,
             &StagedScanCtx {
                 prefix,
                 map,
+                reverse: u32::from(matches!(set, KernelSet::StagedScanReverse(_))),
                 copy: copy_form(&s),
                 tile: TileCtx::of(&s),
                 lookback: LookbackCtx::of(&s, elem_size),

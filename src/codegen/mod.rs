@@ -180,7 +180,9 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             ));
         }
     }
-    if let (KernelSet::StagedScan(_), Some(map)) = (spec.set, op.input.as_ref()) {
+    if let (KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_), Some(map)) =
+        (spec.set, op.input.as_ref())
+    {
         if map.in_size != op.elem_size {
             return Err(Error::invalid(format!(
                 "the staged scan maps in place: input `{}` ({} bytes) and element `{}` ({} bytes) differ in size",

@@ -163,6 +163,10 @@ pub enum KernelSet {
     /// The single-pass scan with its tile staged in shared memory, by `cp.async` or (a shape
     /// with `tma`) by tensor copies (`staged_scan.cu`).
     StagedScan(TileShape),
+    /// The staged scan from the end (`staged_scan.cu` with its runs and tiles reversed): the
+    /// module's operator is the opposite monoid ([`crate::ops::Reversed`]), whose forward scan
+    /// of the reversed sequence is the reverse scan.
+    StagedScanReverse(TileShape),
     /// The one-tile scan alone: one launch of one block, in a tile sized for small inputs (it
     /// carries little padding) or in the single-pass shape for inputs of one such tile
     /// (`one_tile.cu`).
@@ -236,6 +240,7 @@ impl KernelSet {
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
+            KernelSet::StagedScanReverse(s) => format!("single-pass-reverse-{}", s.name()),
             KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
             KernelSet::Select(s) => format!("select-{}", s.name()),
             KernelSet::SelectStaged(s) => format!("select-{}", s.name()),
@@ -277,7 +282,7 @@ impl KernelSet {
             KernelSet::ShareScan(_) => "share_scan.cu",
             KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
             KernelSet::SinglePass(_) => "single_pass.cu",
-            KernelSet::StagedScan(_) => "staged_scan.cu",
+            KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => "staged_scan.cu",
             KernelSet::OneTile(_) => "one_tile.cu",
             KernelSet::Select(_) => "select_registers.cu",
             KernelSet::SelectStaged(_) => "select_staged.cu",
@@ -305,7 +310,9 @@ impl KernelSet {
             KernelSet::ShareScan(_) => &[Entry::Fill, Entry::ShareTotals, Entry::ShareScan],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
             KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
-            KernelSet::StagedScan(_) => &[Entry::Fill, Entry::ScanStaged],
+            KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => {
+                &[Entry::Fill, Entry::ScanStaged]
+            }
             KernelSet::OneTile(_) => &[Entry::Fill, Entry::TileScan],
             KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
@@ -332,6 +339,7 @@ impl KernelSet {
             | KernelSet::ReduceThenScan(s)
             | KernelSet::SinglePass(s)
             | KernelSet::StagedScan(s)
+            | KernelSet::StagedScanReverse(s)
             | KernelSet::OneTile(s)
             | KernelSet::Select(s)
             | KernelSet::SelectStaged(s)
@@ -350,7 +358,9 @@ impl KernelSet {
     /// row scan's tile holds values, its block state the lifting's `elem_size`-byte elements.)
     pub fn dynamic_smem(&self, entry: Entry, elem_size: usize, in_size: usize) -> usize {
         match (self, entry) {
-            (KernelSet::StagedScan(s), Entry::ScanStaged) => s.staged_smem_bytes(elem_size),
+            (KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s), Entry::ScanStaged) => {
+                s.staged_smem_bytes(elem_size)
+            }
             (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
             (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
                 s.shares_smem_bytes(elem_size)

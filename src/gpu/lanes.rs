@@ -1,10 +1,11 @@
 //! Batched scans on the GPU ([`crate::lanes`]): contiguous rows are scanned in place by a row
 //! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
-//! its position): the staged one where it applies, else the register one. One row scanned
-//! forwards is the 1-D scan itself, autotuned as any 1-D scan is. The columns of a
+//! its position): the staged one where it applies, else the register one. One row is the 1-D
+//! scan itself, autotuned as any 1-D scan is: forwards, and in reverse the staged scan run
+//! from the end where the forward scan stages. The columns of a
 //! row-major array scanned down (the outer axis) are scanned in place by the column scan, or,
-//! for rows of at most 16 bytes scanned forwards, by one 1-D scan of rows as vectors under the
-//! lane-wise operator. Any other layout is gathered into contiguous rows, scanned, and
+//! for rows of at most 16 bytes, by one 1-D scan of rows as vectors under the lane-wise
+//! operator (in reverse where that scan stages). Any other layout is gathered into contiguous rows, scanned, and
 //! scattered back.
 
 use super::kernels::OpKernels;
@@ -45,8 +46,11 @@ pub(super) fn scan<M: Monoid, In: Element>(
             ))
         })?),
     };
-    if lanes.is_rows() && count == 1 && !how.reverse && lanes.elements() > 0 {
-        return one_row(k, inp, out, lanes.elements() as u64, how, totals);
+    if lanes.is_rows() && count == 1 && lanes.elements() > 0 {
+        let n = lanes.elements() as u64;
+        if one_row(k, inp, out, n, how, totals)? {
+            return Ok(());
+        }
     }
     let gpu = k.gpu;
     let stream = &gpu.stream;
@@ -95,8 +99,10 @@ pub(super) fn scan<M: Monoid, In: Element>(
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
 }
 
-/// One contiguous row of `n` elements scanned forwards: the 1-D scan (by `Algorithm::Auto`, as
-/// `Scanner::inclusive_scan` and `exclusive_scan` run it), its total the row's.
+/// One contiguous row of `n` elements: forwards the 1-D scan (by `Algorithm::Auto`, as
+/// `Scanner::inclusive_scan` and `exclusive_scan` run it), in reverse the staged scan from the
+/// end where the forward scan would stage ([`scan::reverse`]); the row's total into `totals`.
+/// `false`, with nothing launched, where neither runs.
 fn one_row<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -104,7 +110,7 @@ fn one_row<M: Monoid, In: Element>(
     n: u64,
     how: &LaneScan<M::Elem>,
     totals: Option<DevSlice<M::Elem>>,
-) -> Result<()> {
+) -> Result<bool> {
     let inp = inp
         .prefix(n)
         .ok_or_else(|| Error::invalid("internal: the input is shorter than its row"))?;
@@ -115,16 +121,21 @@ fn one_row<M: Monoid, In: Element>(
             Error::invalid("internal: one initial value per lane, and no lane's")
         })?),
     };
-    scan::scan(k, Algorithm::Auto, inp, out, mode, totals)
+    if how.reverse {
+        return scan::reverse(k, inp, out, mode, totals);
+    }
+    scan::scan(k, Algorithm::Auto, inp, out, mode, totals)?;
+    Ok(true)
 }
 
 /// Lanes that are the columns of a row-major array (one group of `inner` lanes, element `k` of
 /// lane `j` at `k * inner + j`: a `(len x inner)` tensor scanned along its first axis), without
-/// an input map: rows of at most 16 bytes (2, 4, 8 or 16 columns) scanned forwards are one 1-D
-/// scan of rows, each row a vector of the lanes' values under the lane-wise operator
-/// ([`crate::ops::lanewise`]: the 1-D scan's tuned 8- and 16-byte elements); any other number
-/// of columns that [`policy::column_shape`] takes, forwards or in reverse, is the column scan.
-/// Both read each row (or strip of a row) whole. `false` where neither applies.
+/// an input map: rows of at most 16 bytes (2, 4, 8 or 16 columns) are one 1-D scan of rows,
+/// each row a vector of the lanes' values under the lane-wise operator
+/// ([`crate::ops::lanewise`]: the 1-D scan's tuned 8- and 16-byte elements), forwards, and in
+/// reverse where the forward scan would stage; any other number of columns that
+/// [`policy::column_shape`] takes, forwards or in reverse, is the column scan. Both read each
+/// row (or strip of a row) whole. `false` where neither applies.
 fn columns<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -145,7 +156,7 @@ fn columns<M: Monoid, In: Element>(
         return Ok(false);
     };
     let row_bytes = lanes.inner.saturating_mul(std::mem::size_of::<M::Elem>());
-    if !how.reverse && row_bytes <= 16 {
+    if row_bytes <= 16 {
         let done = match lanes.inner {
             2 => columns_of::<M, 2>(k, inp, out, how, totals)?,
             4 => columns_of::<M, 4>(k, inp, out, how, totals)?,
@@ -218,6 +229,9 @@ fn column_scan<M: Monoid>(
     Ok(true)
 }
 
+/// The columns of a row-major array of `C` columns as one 1-D scan of `C`-vectors (see
+/// [`columns`]): `false` where a buffer does not hold whole vectors, or, in reverse, where the
+/// vectors' forward scan would not stage.
 fn columns_of<M: Monoid, const C: usize>(
     k: &OpKernels<M>,
     inp: DevSlice<M::Elem>,
@@ -242,6 +256,9 @@ fn columns_of<M: Monoid, const C: usize>(
     };
     let m = Lanewise::<M, C>(k.m);
     let vk = OpKernels::new(k.gpu, &m);
+    if how.reverse {
+        return scan::reverse(&vk, inp, out, mode, totals);
+    }
     scan::scan(&vk, Algorithm::Auto, inp, out, mode, totals)?;
     Ok(true)
 }

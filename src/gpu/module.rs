@@ -75,6 +75,7 @@ impl Loaded {
                     if matches!(
                         spec.set,
                         KernelSet::StagedScan(_)
+                            | KernelSet::StagedScanReverse(_)
                             | KernelSet::StagedReduce(_)
                             | KernelSet::ShareScan(_)
                             | KernelSet::RowStaged { .. }

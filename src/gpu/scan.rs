@@ -9,6 +9,7 @@ use crate::algorithm::Algorithm;
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
+use crate::ops::Reversed;
 use crate::tuning::{Numbering, PrefetchPlan};
 
 /// How a scan treats each position.
@@ -88,33 +89,7 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
         Algorithm::KoggeStone | Algorithm::BrentKung => textbook(sc, set, own(inp)?, out, run),
         Algorithm::Hierarchical => reduce_then_scan(sc, set, inp, out, run),
         _ => {
-            // An autotuned operator's first large scan times the candidate shapes on this
-            // call's buffers: only where the output does not overwrite the input.
-            let in_bytes = n * std::mem::size_of::<In>() as u64;
-            let out_bytes = n * std::mem::size_of::<M::Elem>() as u64;
-            let disjoint =
-                inp.addr() + in_bytes <= out.addr() || out.addr() + out_bytes <= inp.addr();
-            let plain = || Run {
-                exclusive: false,
-                init: None,
-                total: None,
-            };
-            let share_set = if auto {
-                sc.plan.share_scan_set()?
-            } else {
-                None
-            };
-            let set = super::autotune::staged_set(
-                sc,
-                set,
-                n,
-                disjoint,
-                |s| single_pass(sc, s, inp, out, plain()),
-                || match share_set {
-                    Some(s) => super::shares::scan(sc, s, inp, out, &plain()),
-                    None => Ok(false),
-                },
-            )?;
+            let (set, share_set) = tuned(sc, set, inp, out, auto)?;
             if let Some(s) = share_set.filter(|_| sc.plan.share_scan()) {
                 if super::shares::scan(sc, s, inp, out, &run)? {
                     return Ok(());
@@ -123,6 +98,96 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
             single_pass(sc, set, inp, out, run)
         }
     }
+}
+
+/// The single-pass set a scan of `inp` into `out` runs (`set`, the plan's, unless the
+/// operator is autotuned: see [`super::autotune::staged_set`]), and the share scan's set where
+/// `auto` makes it one of the forms (the plan then says whether it runs). An autotuned
+/// operator's first large scan times the candidate shapes on this call's buffers: only where
+/// the output does not overwrite the input.
+fn tuned<M: Monoid, In: crate::element::Element>(
+    sc: &OpKernels<M>,
+    set: KernelSet,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    auto: bool,
+) -> Result<(KernelSet, Option<KernelSet>)> {
+    let n = inp.len();
+    let in_bytes = n * std::mem::size_of::<In>() as u64;
+    let out_bytes = n * std::mem::size_of::<M::Elem>() as u64;
+    let disjoint = inp.addr() + in_bytes <= out.addr() || out.addr() + out_bytes <= inp.addr();
+    let plain = || Run {
+        exclusive: false,
+        init: None,
+        total: None,
+    };
+    let share_set = if auto {
+        sc.plan.share_scan_set()?
+    } else {
+        None
+    };
+    let set = super::autotune::staged_set(
+        sc,
+        set,
+        n,
+        disjoint,
+        |s| single_pass(sc, s, inp, out, plain()),
+        || match share_set {
+            Some(s) => super::shares::scan(sc, s, inp, out, &plain()),
+            None => Ok(false),
+        },
+    )?;
+    Ok((set, share_set))
+}
+
+/// The reverse scan of `inp` into `out` (`y[i] = xi ⊕ ... ⊕ x(n-1)`, from `init` on the right
+/// in `mode`'s exclusive form; the total of all of it, and `init`, into `total`) by the staged
+/// scan run from the end, over the opposite monoid, in the shape the forward scan of the same
+/// input takes (autotuned as it is). `false`, with nothing launched, where that forward scan
+/// would not be the staged scan (one tile, an unaligned buffer, a device before sm_80, the
+/// deterministic mode, or the share scan).
+pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
+    sc: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    mode: Mode<M::Elem>,
+    total: Option<DevSlice<M::Elem>>,
+) -> Result<bool> {
+    let n = inp.len();
+    let Some(out) = out.prefix(n) else {
+        return Err(Error::invalid(
+            "internal: the output is shorter than the input",
+        ));
+    };
+    let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
+    let set = sc.plan.scan_set(Algorithm::Auto, n, aligned)?;
+    if !matches!(set, KernelSet::StagedScan(_)) {
+        return Ok(false);
+    }
+    let (set, share_set) = tuned(sc, set, inp, out, true)?;
+    let KernelSet::StagedScan(shape) = set else {
+        return Ok(false);
+    };
+    if share_set.is_some() && sc.plan.share_scan() {
+        return Ok(false);
+    }
+    let opposite = Reversed::new(sc.m);
+    let mut rk = OpKernels::new(sc.gpu, &opposite);
+    if let Some(map) = &sc.op.op().input {
+        rk = rk.with_input((**map).clone());
+    }
+    let (exclusive, init) = match mode {
+        Mode::Inclusive => (false, None),
+        Mode::InclusiveFrom(v) => (false, Some(v)),
+        Mode::Exclusive(v) => (true, Some(v)),
+    };
+    let run = Run {
+        exclusive,
+        init,
+        total,
+    };
+    single_pass(&rk, KernelSet::StagedScanReverse(shape), inp, out, run)?;
+    Ok(true)
 }
 
 /// What a scan computes besides its input and output.
@@ -331,7 +396,10 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     run: Run<M::Elem>,
 ) -> Result<()> {
     let shape = match set {
-        KernelSet::OneTile(s) | KernelSet::SinglePass(s) | KernelSet::StagedScan(s) => s,
+        KernelSet::OneTile(s)
+        | KernelSet::SinglePass(s)
+        | KernelSet::StagedScan(s)
+        | KernelSet::StagedScanReverse(s) => s,
         _ => {
             return Err(Error::invalid(
                 "internal: a single-pass scan of another kernel set",
@@ -377,7 +445,10 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     // it.)
     // A staged scan numbers its tiles as the tuning's order says (`Tuning::tile_order`): by
     // default block b scans tile b, in a cooperative grid for one wave of tiles.
-    let staged = matches!(set, KernelSet::StagedScan(_));
+    let staged = matches!(
+        set,
+        KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_)
+    );
     let resident = if staged {
         k.resident(Entry::ScanStaged, sc.mapped)
     } else {

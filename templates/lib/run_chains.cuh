@@ -37,18 +37,21 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
 #pragma unroll
             for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
                 const int i = j * MS_GROUP_ELEMS + e;
-                const ms_elem x = (full || first + i < valid) ? Map::apply(g.e[e]) : MsOp::identity();
+                const ms_elem x = (full || ms_physical(first + i) < valid) ? Map::apply(g.e[MS_IN_GROUP(e)])
+                                                                          : MsOp::identity();
                 parts[c] = (s == 0 && e == 0) ? x : MS_CHAIN_COMBINE(parts[c], x);
             }
         }
     }
 }
 // Scans this thread's run in place from `run`, given the parts' totals from ms_run_fold (the
-// buffer then holds results, as ms_elem).
+// buffer then holds results, as ms_elem). Items past the data are the identity in reverse,
+// where they come first; forwards they come last and their results are not stored.
 template <typename Map>
 __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, const ms_elem (&parts)[MS_CHAINS],
-                                            int exclusive) {
+                                            int exclusive, bool full, ms_u64 valid) {
     typedef typename Map::in_t in_t;
+    const ms_u64 first = (ms_u64)threadIdx.x * MS_ITEMS;
     ms_elem runs[MS_CHAINS];
     runs[0] = run;
 #pragma unroll
@@ -62,13 +65,14 @@ __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, con
             ms_group<ms_elem> res;
 #pragma unroll
             for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
-                const ms_elem x = Map::apply(g.e[e]);
+                const bool in_data = !MS_REVERSE || full || ms_physical(first + j * MS_GROUP_ELEMS + e) < valid;
+                const ms_elem x = in_data ? Map::apply(g.e[MS_IN_GROUP(e)]) : MsOp::identity();
                 if (exclusive) {
-                    res.e[e] = runs[c];
+                    res.e[MS_IN_GROUP(e)] = runs[c];
                     runs[c] = MS_CHAIN_COMBINE(runs[c], x);
                 } else {
                     runs[c] = MS_CHAIN_COMBINE(runs[c], x);
-                    res.e[e] = runs[c];
+                    res.e[MS_IN_GROUP(e)] = runs[c];
                 }
             }
             ms_group_put(buf, j, res);

@@ -20,6 +20,7 @@
 #define MS_ROTATE {{ rotate }}
 #define MS_ROTATE_AT(t) ((int)(((t) / {{ rotate_period }}u) % MS_ROTATE))
 #define MS_TILE_CHUNKS ((int)(MS_TILE * sizeof(ms_elem) / 16))
+#define MS_THREAD_GROUPS (MS_ITEMS / MS_GROUP_ELEMS)
 static_assert((MS_GROUP_ELEMS * sizeof(ms_elem)) % MS_UNIT == 0 && MS_ITEMS % MS_GROUP_ELEMS == 0 &&
                   (MS_TILE * sizeof(ms_elem)) % 16 == 0,
               "monoscan: linear tiles are whole units per group, whole groups per run and whole 16-byte chunks per tile");
@@ -34,13 +35,14 @@ union ms_group {
     ms_unit u[MS_GROUP_UNITS];
     In e[MS_GROUP_ELEMS];
 };
-// Group j of this thread's run, read as In.
+// Group j of this thread's run (in logical order: see MS_REVERSE), read as In.
 template <typename In>
 __device__ __forceinline__ ms_group<In> ms_group_get(const ms_chunk_bits* buf, int j) {
-    const ms_unit* p = (const ms_unit*)buf + ((ms_u64)threadIdx.x * MS_ITEMS + j * MS_GROUP_ELEMS) * sizeof(ms_elem) / MS_UNIT;
+    const int owner = ms_run_owner();
+    const ms_unit* p = (const ms_unit*)buf + ((ms_u64)owner * MS_ITEMS + MS_RUN_GROUP(j) * MS_GROUP_ELEMS) * sizeof(ms_elem) / MS_UNIT;
     ms_group<In> x;
 #if MS_ROTATE > 1
-    const int r = MS_ROTATE_AT(threadIdx.x);
+    const int r = MS_ROTATE_AT(owner);
 #pragma unroll
     for (int k = 0; k < MS_GROUP_UNITS; ++k) x.u[k] = p[(k + r) % MS_GROUP_UNITS];
     // x.u[k] holds unit k + r: rotate right by r, one bit of r at a time.
@@ -61,9 +63,10 @@ __device__ __forceinline__ ms_group<In> ms_group_get(const ms_chunk_bits* buf, i
 }
 // Group j of this thread's run, overwritten.
 __device__ __forceinline__ void ms_group_put(ms_chunk_bits* buf, int j, const ms_group<ms_elem>& x) {
-    ms_unit* p = (ms_unit*)buf + ((ms_u64)threadIdx.x * MS_ITEMS + j * MS_GROUP_ELEMS) * sizeof(ms_elem) / MS_UNIT;
+    const int owner = ms_run_owner();
+    ms_unit* p = (ms_unit*)buf + ((ms_u64)owner * MS_ITEMS + MS_RUN_GROUP(j) * MS_GROUP_ELEMS) * sizeof(ms_elem) / MS_UNIT;
 #if MS_ROTATE > 1
-    const int r = MS_ROTATE_AT(threadIdx.x);
+    const int r = MS_ROTATE_AT(owner);
     // y[k] = unit k + r: rotate left by r, one bit of r at a time.
     ms_unit y[MS_GROUP_UNITS];
 #pragma unroll

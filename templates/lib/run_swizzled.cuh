@@ -18,20 +18,20 @@ union ms_group {
     ms_chunk_bits c[MS_GROUP_CHUNKS];
     In e[MS_GROUP_ELEMS];
 };
-// Group j of this thread's run.
+// Group j of this thread's run (in logical order: see MS_REVERSE).
 template <typename In>
 __device__ __forceinline__ ms_group<In> ms_group_get(const ms_chunk_bits* buf, int j) {
     ms_group<In> g;
 #pragma unroll
     for (int k = 0; k < MS_GROUP_CHUNKS; ++k) {
-        g.c[k] = buf[ms_swz(threadIdx.x * MS_THREAD_CHUNKS + j * MS_GROUP_CHUNKS + k)];
+        g.c[k] = buf[ms_swz(ms_run_owner() * MS_THREAD_CHUNKS + MS_RUN_GROUP(j) * MS_GROUP_CHUNKS + k)];
     }
     return g;
 }
 __device__ __forceinline__ void ms_group_put(ms_chunk_bits* buf, int j, const ms_group<ms_elem>& g) {
 #pragma unroll
     for (int k = 0; k < MS_GROUP_CHUNKS; ++k) {
-        buf[ms_swz(threadIdx.x * MS_THREAD_CHUNKS + j * MS_GROUP_CHUNKS + k)] = g.c[k];
+        buf[ms_swz(ms_run_owner() * MS_THREAD_CHUNKS + MS_RUN_GROUP(j) * MS_GROUP_CHUNKS + k)] = g.c[k];
     }
 }
 {% if chains == 1 %}#define MS_RUN_PARTS 1
@@ -50,29 +50,35 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
 #pragma unroll
         for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
             const int idx = first + j * MS_GROUP_ELEMS + e;
-            const ms_elem x = (full || (ms_u64)idx < valid) ? Map::apply(g.e[e]) : MsOp::identity();
+            const ms_elem x = (full || ms_physical(idx) < valid) ? Map::apply(g.e[MS_IN_GROUP(e)]) : MsOp::identity();
             acc = (j == 0 && e == 0) ? x : MsOp::combine_ilp(acc, x);
         }
     }
     parts[0] = acc;
 }
 // Scans this thread's run in place from `run` (the buffer then holds results, as ms_elem).
+// Items past the data are the identity in reverse, where they come first; forwards they come
+// last and their results are not stored.
 template <typename Map>
-__device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, const ms_elem (&)[1], int exclusive) {
+__device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, const ms_elem (&)[1], int exclusive,
+                                            bool full, ms_u64 valid) {
     typedef typename Map::in_t in_t;
+    const int first = threadIdx.x * MS_ITEMS;
     MS_STEP_UNROLL
     for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
         const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
         ms_group<ms_elem> res;
 #pragma unroll
         for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
-            const ms_elem x = Map::apply(g.e[e]);
+            const int idx = first + j * MS_GROUP_ELEMS + e;
+            const bool in_data = !MS_REVERSE || full || ms_physical(idx) < valid;
+            const ms_elem x = in_data ? Map::apply(g.e[MS_IN_GROUP(e)]) : MsOp::identity();
             if (exclusive) {
-                res.e[e] = run;
+                res.e[MS_IN_GROUP(e)] = run;
                 run = MsOp::combine_ilp(run, x);
             } else {
                 run = MsOp::combine_ilp(run, x);
-                res.e[e] = run;
+                res.e[MS_IN_GROUP(e)] = run;
             }
         }
         ms_group_put(buf, j, res);

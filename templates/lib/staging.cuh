@@ -8,6 +8,22 @@ struct ms_staged_smem {
     ms_elem prefix;
     ms_u32 tile;
 };
+// Runs in reverse (MS_REVERSE 1: the staged scan's form that scans from the end; 0 for every
+// other kernel): logical item i of a tile is physical item MS_TILE - 1 - i, so thread t's run
+// is physical run MS_BLOCK - 1 - t read backwards. The run layouts read and write a thread's
+// run through these.
+#ifndef MS_REVERSE
+#define MS_REVERSE 0
+#endif
+// The physical run that this thread's run is.
+__device__ __forceinline__ int ms_run_owner() {
+    return MS_REVERSE ? MS_BLOCK - 1 - (int)threadIdx.x : (int)threadIdx.x;
+}
+// The physical item of logical item i of the tile.
+__device__ __forceinline__ ms_u64 ms_physical(ms_u64 i) { return MS_REVERSE ? (ms_u64)MS_TILE - 1 - i : i; }
+// Group j of a run, and element e of a group (MS_GROUP_ELEMS, the layout's), in physical order.
+#define MS_RUN_GROUP(j) (MS_REVERSE ? MS_THREAD_GROUPS - 1 - (j) : (j))
+#define MS_IN_GROUP(e) (MS_REVERSE ? MS_GROUP_ELEMS - 1 - (e) : (e))
 __device__ __forceinline__ int ms_swz(int c) { return c ^ ((c >> MS_SWZ) & 7); }
 __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
     ms_u32 a;

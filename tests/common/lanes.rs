@@ -1,9 +1,10 @@
 //! Batched scans on the GPU against the sequential CPU backend: the scans every layout runs,
-//! and the comparison of each value and each lane's total.
+//! the comparison of each value and each lane's total, and the 1-D reverse scan.
 
+use super::{assert_same, Cmp};
 use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
-use monoscan::{Backend, Gpu, Monoid};
+use monoscan::{ApproxEq, Backend, Gpu, Monoid};
 use std::fmt::Debug;
 
 /// Inclusive, exclusive from one value, exclusive from one value per lane (of `lanes`); each
@@ -53,5 +54,28 @@ pub fn check<M: Monoid>(
             "{what} {lanes:?} {how:?}: total {l} is {:?}, want {:?}",
             totals[l], want_totals[l]
         );
+    }
+}
+
+/// The reverse scans of `xs` as one lane (the 1-D reverse scan): inclusive, and exclusive from
+/// `init` with its total, on `g` against the sequential backend, each value and the total
+/// compared as `cmp` says.
+pub fn reverse_1d<M: Monoid>(g: &Gpu, m: &M, xs: &[M::Elem], init: M::Elem, cmp: Cmp, what: &str)
+where
+    M::Elem: ApproxEq + Debug + PartialEq,
+{
+    let lanes = Lanes::rows(1, xs.len());
+    for how in [
+        LaneScan::inclusive().reverse(),
+        LaneScan::exclusive(init).reverse(),
+    ] {
+        let who = format!("{what} n={}: {how:?}", xs.len());
+        let (mut got, mut want) = (xs.to_vec(), xs.to_vec());
+        let total = g
+            .scan_lanes(m, &lanes, &mut got, &how)
+            .unwrap_or_else(|e| panic!("{who}: {e}"));
+        let want_total = Sequential.scan_lanes(m, &lanes, &mut want, &how).unwrap();
+        assert_same(&who, &got, &want, cmp);
+        assert_same(&format!("{who} (total)"), &total, &want_total, cmp);
     }
 }

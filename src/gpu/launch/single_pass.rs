@@ -89,7 +89,7 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
 ) -> Result<()> {
     let (shape, entry) = match k.set() {
         KernelSet::SinglePass(s) => (s, Entry::ScanSinglePass),
-        KernelSet::StagedScan(s) => (s, Entry::ScanStaged),
+        KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s) => (s, Entry::ScanStaged),
         other => {
             return Err(Error::invalid(format!(
                 "internal: {} holds no single-pass scan",

@@ -1,0 +1,239 @@
+//! The 1-D reverse scan (one lane scanned from the end) on the GPU, against the sequential CPU
+//! backend: where the forward scan of the same input runs the staged scan, the reverse one runs
+//! the staged scan from the end over the opposite monoid (its module is the one loaded);
+//! elsewhere (one tile, buffers off 16 bytes) the row kernel does. Columns of rows of at most 16
+//! bytes scanned from the last row run as one such scan of rows as vectors. Sums of f32 with NaN and
+//! infinities within the tolerance derived from each suffix, non-commutative exact operators
+//! exactly, a fused input map, and lengths around the tile. Other element sizes and every staged
+//! shape and tile order are checked where those are (`any_size`, `tuning`).
+
+mod common;
+
+use common::gpu::{gpu, Rng};
+use common::lanes::{check, reverse_1d, scans};
+use common::{assert_same, sums, Cmp};
+use monoscan::cache::{CacheConfig, KernelCache, Origin};
+use monoscan::codegen::KernelSet;
+use monoscan::cpu::Sequential;
+use monoscan::lanes::{LaneScan, Lanes};
+use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Reversed, Sum};
+use monoscan::tuning::plan::Plan;
+use monoscan::{Algorithm, Backend, Gpu, Map, Monoid};
+use std::sync::Arc;
+
+/// The staged tile of a forward scan of `n` elements of `m` on `g`, or `None` where that scan
+/// does not stage.
+fn staged_tile<M: Monoid>(g: &Gpu, m: &M, n: u64) -> Option<u64> {
+    let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
+    match plan.scan_set(Algorithm::Auto, n, true).unwrap() {
+        KernelSet::StagedScan(s) => Some(s.tile()),
+        _ => None,
+    }
+}
+
+/// Lengths around the staged tile of 2^22 elements (one tile and less run the one-tile scan
+/// forwards, the row kernel in reverse).
+fn lengths<M: Monoid>(g: &Gpu, m: &M) -> Vec<usize> {
+    let tile = staged_tile(g, m, 1 << 22).unwrap_or(4096) as usize;
+    vec![
+        1,
+        33,
+        tile - 1,
+        tile,
+        tile + 1,
+        2 * tile,
+        5 * tile + 3,
+        1 << 22,
+    ]
+}
+
+/// Sums of f32 with NaN and infinities: a NaN or an infinity reaches every suffix that holds
+/// it, and finite values lie within `n * eps * (sum of |x|)` of the sequential sums.
+#[test]
+fn floats_with_nan_and_infinities() {
+    let Some(g) = gpu() else { return };
+    let m = Sum::<f32>::new();
+    let mut rng = Rng::new(5);
+    for n in lengths(g, &m) {
+        let mut xs: Vec<f32> = (0..n)
+            .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
+            .collect();
+        // Finite prefixes and suffixes around the specials, where there is room.
+        if n > 64 {
+            xs[n / 3] = f32::INFINITY;
+            xs[n / 2] = f32::NAN;
+            xs[2 * n / 3] = f32::NEG_INFINITY;
+        }
+        let reversed: Vec<f32> = xs.iter().rev().copied().collect();
+        let cmp = sums(&Reversed::new(m), &reversed, 0.25);
+        reverse_1d(g, &m, &xs, 0.25, cmp, "sum f32");
+    }
+}
+
+/// Not commutative, exact: 2x2 matrices mod p, and affine maps with a = ±1 and integer b (every
+/// composition exact in f64).
+#[test]
+fn non_commutative_operators_exactly() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(9);
+    let p = 1_000_000_007u64;
+    let m = MatMulMod::default();
+    for n in lengths(g, &m) {
+        let xs: Vec<Mat2> = (0..n)
+            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+            .collect();
+        let init = Mat2::new([3, 1, 4, 1]);
+        reverse_1d(g, &m, &xs, init, Cmp::Exact, "matmul mod p");
+    }
+    let m = Affine::<f64>::new();
+    for n in lengths(g, &m) {
+        let xs: Vec<AffineMap<f64>> = (0..n)
+            .map(|_| {
+                let a = if rng.below(2) == 0 { 1.0 } else { -1.0 };
+                AffineMap::new(a, rng.below(17) as f64 - 8.0)
+            })
+            .collect();
+        reverse_1d(
+            g,
+            &m,
+            &xs,
+            AffineMap::new(-1.0, 2.0),
+            Cmp::Exact,
+            "affine f64",
+        );
+    }
+}
+
+/// A fused input map (u32 read as i32, the same size, so the staged form applies), and
+/// buffers that start 4 bytes past 16 (the row kernel runs): the same results.
+#[test]
+fn maps_and_unaligned_buffers() {
+    let Some(g) = gpu() else { return };
+    let m = Sum::<i32>::new();
+    let as_i32 = Map::new("as_i32", "(int)x", |x: &u32| *x as i32);
+    let mut rng = Rng::new(21);
+    for n in lengths(g, &m) {
+        let lanes = Lanes::rows(1, n);
+        let input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+        let mapped: Vec<i32> = input.iter().map(|x| *x as i32).collect();
+        for how in [
+            LaneScan::inclusive().reverse(),
+            LaneScan::exclusive(-5).reverse(),
+        ] {
+            let who = format!("n={n} {how:?}");
+            let mut want = mapped.clone();
+            let want_total = Sequential.scan_lanes(&m, &lanes, &mut want, &how).unwrap();
+            let mut got = vec![0; n];
+            let total = g
+                .map_scan_lanes(&m, &as_i32, &lanes, &input, &mut got, &how)
+                .unwrap();
+            assert_same(&format!("mapped {who}"), &got, &want, Cmp::Exact);
+            assert_eq!(total, want_total, "mapped {who}: total");
+            let s = g.stream();
+            let padded: Vec<i32> = std::iter::once(0).chain(mapped.iter().copied()).collect();
+            let inp = s.clone_htod(&padded).unwrap();
+            let mut out = s.clone_htod(&padded).unwrap();
+            let mut t = s.clone_htod(&[0i32]).unwrap();
+            {
+                let mut view = out.slice_mut(1..);
+                g.scanner(&m)
+                    .scan_lanes_with_totals(&inp.slice(1..), &mut view, &lanes, &how, &mut t)
+                    .unwrap();
+            }
+            let got = s.clone_dtoh(&out).unwrap();
+            assert_same(&format!("unaligned {who}"), &got[1..], &want, Cmp::Exact);
+            assert_eq!(s.clone_dtoh(&t).unwrap(), want_total, "unaligned {who}");
+        }
+    }
+}
+
+/// A reverse scan that the forward scan would stage loads the staged scan from the end, over
+/// the opposite monoid, in the forward scan's shape.
+#[test]
+fn a_staged_input_loads_the_reverse_staged_module() {
+    let Some(shared) = gpu() else { return };
+    let m = Sum::<i32>::new();
+    let n = 1u64 << 22;
+    let Some(_) = staged_tile(shared, &m, n) else {
+        eprintln!("skipped: the staged scan needs sm_80 or newer");
+        return;
+    };
+    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+    let g = Gpu::with_cache(0, cache.clone()).unwrap();
+    let mut xs: Vec<i32> = (0..n as i32).collect();
+    g.scan_lanes(
+        &m,
+        &Lanes::rows(1, n as usize),
+        &mut xs,
+        &LaneScan::inclusive().reverse(),
+    )
+    .unwrap();
+    let forward = Plan::new(&m.cuda(), g.info().limits, g.tuning());
+    let KernelSet::StagedScan(shape) = forward.scan_set(Algorithm::Auto, n, true).unwrap() else {
+        unreachable!("checked above");
+    };
+    let opposite = Reversed::new(m).cuda();
+    let plan = Plan::new(&opposite, g.info().limits, g.tuning());
+    let origin = cache
+        .fetch(
+            &cache.intern(opposite),
+            plan.spec(KernelSet::StagedScanReverse(shape)),
+            g.target(),
+        )
+        .unwrap()
+        .origin;
+    assert_eq!(origin, Origin::Memory);
+}
+
+/// Columns of rows of at most 16 bytes scanned up from the last row: one reverse 1-D scan of
+/// rows as vectors where it stages, else the column scan. Sums of i32 down 2 and 4 columns and
+/// exact affine f32 maps (not commutative) down 2, over few rows and many.
+#[test]
+fn narrow_columns_from_the_last_row() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(31);
+    for (rows, cols) in [(1000, 2), (1 << 20, 2), (1000, 4), ((1 << 19) + 3, 4)] {
+        let lanes = Lanes::axis(&[rows, cols], 0).unwrap();
+        let data: Vec<i32> = (0..rows * cols).map(|_| rng.next_u64() as i32).collect();
+        for how in scans(cols, -3, |j| j as i32) {
+            if how.reverse {
+                let what = "sum i32 columns";
+                check(
+                    g,
+                    &Sum::<i32>::new(),
+                    &lanes,
+                    &data,
+                    &how,
+                    what,
+                    &|i| i % cols,
+                    &|a, b, _| a == b,
+                );
+            }
+        }
+    }
+    let m = Affine::<f32>::new();
+    for rows in [1000, (1 << 20) + 1] {
+        let lanes = Lanes::axis(&[rows, 2], 0).unwrap();
+        let data: Vec<AffineMap<f32>> = (0..2 * rows)
+            .map(|_| {
+                let a = if rng.below(2) == 0 { 1.0 } else { -1.0 };
+                AffineMap::new(a, rng.below(17) as f32 - 8.0)
+            })
+            .collect();
+        let init = AffineMap::new(-1.0, 3.0);
+        for how in scans(2, init, |j| AffineMap::new(1.0, j as f32)) {
+            if how.reverse {
+                check(
+                    g,
+                    &m,
+                    &lanes,
+                    &data,
+                    &how,
+                    "affine f32 columns",
+                    &|i| i % 2,
+                    &|a, b, _| a == b,
+                );
+            }
+        }
+    }
+}
