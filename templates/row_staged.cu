@@ -84,21 +84,6 @@ __device__ __forceinline__ void ms_row_counters(ms_u64 first_x, ms_u64 row, ms_u
 static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
 static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
               "monoscan: the TMA form's block state does not fit after the tile");
-// The L2 prefetch of the plan (lib/tma.cuh): the block that claims the k-th tile asks for the
-// rows of the tile claimed `ahead` later (past the first wave, full tiles only).
-template <typename In>
-__device__ __forceinline__ void ms_row_prefetch(const In* in, ms_u64 n, ms_u32 claim, ms_u32 num_tiles,
-                                                const ms_prefetch& p) {
-    const ms_u64 target = (ms_u64)claim + p.ahead;
-    if (p.ahead == 0 || target < p.first_wave || target >= num_tiles) return;
-    const ms_u64 tile = MS_REVERSE ? num_tiles - 1 - target : target;
-    if ((tile + 1) * MS_TILE > n) return;
-    constexpr ms_u32 rows = (ms_u32)(MS_TILE * sizeof(In) / 128);
-    const char* t = (const char*)(in + tile * MS_TILE);
-    for (ms_u32 r = threadIdx.x; r < rows; r += MS_BLOCK) {
-        asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(t + (ms_u64)r * 128) : "memory");
-    }
-}
 {% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form;
 // `prefetch` is the TMA form's plan (all zero, no prefetching or pacing, in the other).
 template <typename Map>
@@ -128,7 +113,7 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     // (the same layout) for the partial tile.
     const bool tensor = full && (ms_shared_addr(buf) & 1023) == 0;
     if (tensor && threadIdx.x == 0) ms_tma_copy_tile((const ms_tensor_map*)tmap, tile, buf, bar);
-    ms_row_prefetch(in, n, claim, num_tiles, prefetch);
+    ms_prefetch_rows(in, n, claim, prefetch, MS_REVERSE, num_tiles);
     if (tensor) {
         ms_bar_wait(ms_shared_addr(bar));
     } else {

@@ -57,6 +57,15 @@ impl<'a, M: Monoid> OpKernels<'a, M> {
         }
     }
 
+    /// These kernels reading their inputs through `other`'s input map, if it has one: a related
+    /// operator (a lifting, the opposite monoid) over the same inputs.
+    pub(crate) fn with_input_of<N: Monoid>(self, other: &OpKernels<N>) -> Self {
+        match &other.op.op().input {
+            Some(map) => self.with_input((**map).clone()),
+            None => self,
+        }
+    }
+
     /// The same operator with instrumented kernels that count every combine.
     pub(crate) fn instrumented(self) -> Self {
         OpKernels {

@@ -299,10 +299,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<()> {
-    let mut sk = OpKernels::new(k.gpu, lifted);
-    if let Some(map) = &k.op.op().input {
-        sk = sk.with_input((**map).clone());
-    }
+    let sk = OpKernels::new(k.gpu, lifted).with_input_of(k);
     let (init, has_init) = match &how.init {
         Some(Inits::Same(v)) => (*v, true),
         _ => (k.m.identity(), false),

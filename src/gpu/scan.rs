@@ -23,6 +23,17 @@ pub(crate) enum Mode<T> {
     Exclusive(T),
 }
 
+impl<T> Mode<T> {
+    /// Whether the scan is exclusive, and its seed.
+    fn parts(self) -> (bool, Option<T>) {
+        match self {
+            Mode::Inclusive => (false, None),
+            Mode::InclusiveFrom(v) => (false, Some(v)),
+            Mode::Exclusive(v) => (true, Some(v)),
+        }
+    }
+}
+
 /// The input as the operator's own elements: what the textbook kernels read (they take no
 /// input maps).
 fn own<In: 'static, T: 'static>(inp: DevSlice<In>) -> Result<DevSlice<T>> {
@@ -44,11 +55,7 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
     let out = out
         .prefix(n)
         .ok_or_else(|| Error::invalid("internal: the output is shorter than the input"))?;
-    let (exclusive, init) = match mode {
-        Mode::Inclusive => (false, None),
-        Mode::InclusiveFrom(v) => (false, Some(v)),
-        Mode::Exclusive(v) => (true, Some(v)),
-    };
+    let (exclusive, init) = mode.parts();
     // The share scan is one of Auto's forms only.
     let auto = algorithm == Algorithm::Auto;
     let algorithm = sc.plan.resolve(algorithm, n)?;
@@ -172,15 +179,8 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         return Ok(false);
     }
     let opposite = Reversed::new(sc.m);
-    let mut rk = OpKernels::new(sc.gpu, &opposite);
-    if let Some(map) = &sc.op.op().input {
-        rk = rk.with_input((**map).clone());
-    }
-    let (exclusive, init) = match mode {
-        Mode::Inclusive => (false, None),
-        Mode::InclusiveFrom(v) => (false, Some(v)),
-        Mode::Exclusive(v) => (true, Some(v)),
-    };
+    let rk = OpKernels::new(sc.gpu, &opposite).with_input_of(sc);
+    let (exclusive, init) = mode.parts();
     let run = Run {
         exclusive,
         init,

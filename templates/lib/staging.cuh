@@ -8,8 +8,8 @@ struct ms_staged_smem {
     ms_elem prefix;
     ms_u32 tile;
 };
-// Runs in reverse (MS_REVERSE 1: the staged scan's form that scans from the end; 0 for every
-// other kernel): logical item i of a tile is physical item MS_TILE - 1 - i, so thread t's run
+// Runs in reverse (MS_REVERSE 1, defined by a kernel that scans from the end before it includes
+// this; 0 otherwise): logical item i of a tile is physical item MS_TILE - 1 - i, so thread t's run
 // is physical run MS_BLOCK - 1 - t read backwards. The run layouts read and write a thread's
 // run through these.
 #ifndef MS_REVERSE
