@@ -20,7 +20,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Flagged, Mat2, MatMulMod, Max, Reversed, Segmented, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{policy, TileOrder, Tuning};
+use monoscan::tuning::{policy, RowPrefetch, TileOrder, Tuning};
 use monoscan::{Backend, Gpu, Map, Monoid};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -287,7 +287,8 @@ fn maps_and_unaligned_buffers() {
 
 /// The staged row kernel under other tunings: the cp.async form where the TMA one is the
 /// default, runs of 64 and 256 bytes per thread (other swizzles), a TMA tile of one box, and
-/// tiles claimed from the counter rather than numbered by block, always or beyond one wave.
+/// tiles claimed from the counter rather than numbered by block, always or beyond one wave, and
+/// batches that prefetch into L2 whatever their rows' length, or never.
 #[test]
 fn tuned_shapes_and_the_cp_async_form() {
     for tuning in [
@@ -301,6 +302,14 @@ fn tuned_shapes_and_the_cp_async_form() {
         },
         Tuning {
             tile_order: TileOrder::OneWave,
+            ..Tuning::default()
+        },
+        Tuning {
+            row_prefetch: RowPrefetch::Always,
+            ..Tuning::default()
+        },
+        Tuning {
+            row_prefetch: RowPrefetch::Never,
             ..Tuning::default()
         },
         Tuning {
@@ -324,6 +333,7 @@ fn tuned_shapes_and_the_cp_async_form() {
             Lanes::rows(7, 33),
             Lanes::rows(3, tile + 1),
             Lanes::rows((5 * tile / 2) / 31 + 1, 31),
+            Lanes::rows(37, 1024),
         ] {
             let data: Vec<i32> = (0..lanes.elements())
                 .map(|_| rng.next_u64() as i32)

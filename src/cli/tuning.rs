@@ -1,7 +1,9 @@
 //! The tuning flags of `monoscan bench` and `monoscan run`, mapped onto [`Tuning`].
 
 use super::CliError;
-use monoscan::tuning::{CombineForm, FirstWave, Pace, ShapeChoice, ShareScan, TileOrder, Tuning};
+use monoscan::tuning::{
+    CombineForm, FirstWave, Pace, RowPrefetch, ShapeChoice, ShareScan, TileOrder, Tuning,
+};
 
 /// Kernel tuning (every flag defaults to the library's measured default).
 #[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
@@ -29,6 +31,10 @@ pub struct TuningArgs {
     /// several waves), `skip` or `prefetch`.
     #[arg(long, value_name = "WHEN", value_parser = first_wave)]
     pub first_wave: Option<FirstWave>,
+    /// Whether batches of rows prefetch too: `auto` (those whose tiles look back; not a batch
+    /// whose every tile starts a row), `always` or `never`.
+    #[arg(long, value_name = "WHEN", value_parser = row_prefetch)]
+    pub row_prefetch: Option<RowPrefetch>,
     /// The first waves' pace: `auto` (a share of peak DRAM bandwidth), `off`, or GB/s.
     #[arg(long, value_name = "PACE", value_parser = pace)]
     pub pace: Option<Pace>,
@@ -83,6 +89,13 @@ fn first_wave(s: &str) -> Result<FirstWave, String> {
         .ok_or_else(|| format!("`{s}`: expected auto, skip or prefetch"))
 }
 
+fn row_prefetch(s: &str) -> Result<RowPrefetch, String> {
+    [RowPrefetch::Auto, RowPrefetch::Always, RowPrefetch::Never]
+        .into_iter()
+        .find(|w| w.name() == s)
+        .ok_or_else(|| format!("`{s}`: expected auto, always or never"))
+}
+
 fn share_scan(s: &str) -> Result<ShareScan, String> {
     [ShareScan::Auto, ShareScan::Never, ShareScan::Always]
         .into_iter()
@@ -113,6 +126,7 @@ impl TuningArgs {
             tma: !self.no_tma,
             prefetch_kib: self.prefetch_kib.unwrap_or(default.prefetch_kib),
             first_wave: self.first_wave.unwrap_or(default.first_wave),
+            row_prefetch: self.row_prefetch.unwrap_or(default.row_prefetch),
             pace: self.pace.unwrap_or(default.pace),
             pace_waves: self.pace_waves.unwrap_or(default.pace_waves),
             combine: self.combine,
@@ -158,6 +172,8 @@ mod tests {
         assert!(pace("fast").is_err());
         assert_eq!(share_scan("always"), Ok(ShareScan::Always));
         assert!(share_scan("sometimes").is_err());
+        assert_eq!(row_prefetch("never"), Ok(RowPrefetch::Never));
+        assert!(row_prefetch("off").is_err());
         assert_eq!(tile_order("claimed"), Ok(TileOrder::Claimed));
         assert!(tile_order("grid").is_err());
         assert!(shape("12").is_err());

@@ -346,6 +346,9 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
             };
             let mut tuning = k.gpu.tuning.clone();
             tuning.pace = policy::row_pace(tuning.pace, count);
+            if count > 1 && !tuning.row_prefetch.prefetches(row, shape.tile()) {
+                tuning.prefetch_kib = 0;
+            }
             let plan = PrefetchPlan::new(
                 &tuning,
                 shape.tile_bytes(value_size),

@@ -35,7 +35,7 @@ pub use limits::DeviceLimits;
 pub(crate) use order::Numbering;
 pub use order::TileOrder;
 pub use policy::Purpose;
-pub use prefetch::{FirstWave, PrefetchPlan};
+pub use prefetch::{FirstWave, PrefetchPlan, RowPrefetch};
 pub use shape::{StateLayout, TileShape, STATE_SECTOR};
 
 use crate::error::{Error, Result};
@@ -194,6 +194,9 @@ pub struct Tuning {
     /// Whether the tiles the launch's resident blocks claim at once (the first wave) are
     /// prefetched too, or only loaded directly.
     pub first_wave: FirstWave,
+    /// Whether batches of rows prefetch too, or only those whose tiles look back
+    /// ([`RowPrefetch::prefetches`]).
+    pub row_prefetch: RowPrefetch,
     /// The pace of the first waves' tensor copies.
     pub pace: Pace,
     /// How many first waves of tiles are paced (0 to 64; 0: none).
@@ -294,6 +297,7 @@ impl Default for Tuning {
             tma: true,
             prefetch_kib: Tuning::DEFAULT_PREFETCH_KIB,
             first_wave: FirstWave::Auto,
+            row_prefetch: RowPrefetch::Auto,
             pace: Pace::Auto,
             // One first wave paced better than two or four.
             pace_waves: 1,
@@ -318,7 +322,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
+            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -326,6 +330,7 @@ impl fmt::Display for Tuning {
             if self.tma { "on" } else { "off" },
             self.prefetch_kib,
             self.first_wave.name(),
+            self.row_prefetch.name(),
             self.pace_waves,
             self.combine.map_or("auto (by cost)", CombineForm::name),
             self.chains
