@@ -9,8 +9,10 @@
 // scanned down, in one pass ----
 // The array is cut into MS_STRIPS strips of MS_COLS columns (one strip: the whole rows; the
 // last strip may be partly past the array's columns), and each strip into tiles of
-// MS_CTILE_ROWS rows. Tiles are claimed chunk by chunk (claim k: rows chunk k / MS_STRIPS, strip
-// k % MS_STRIPS), so a tile's predecessor in its strip was claimed MS_STRIPS claims before it.
+// MS_CTILE_ROWS rows. Tiles are numbered chunk by chunk (tile k: rows chunk k / MS_STRIPS, strip
+// k % MS_STRIPS), so a tile's predecessor in its strip is numbered MS_STRIPS before it. Block b
+// scans tile b in grid order (`grid_order`, as in lib/lookback.cuh), else claims its tile from
+// the counter.
 // A tile of whole rows is contiguous in memory: it arrives in shared memory as one block of
 // bytes (one bulk copy on sm_90); a strip's tile arrives row by row in 16-byte cp.async copies.
 // Either leaves by coalesced stores. On sm_90 the first wave's copies are paced (`ms_pace`). Thread t = g * MS_COLS + c (g < MS_GROUPS) owns column c
@@ -134,7 +136,7 @@ __device__ __forceinline__ ms_elem ms_col_lookback(ms_u32 claim, int c, const ms
 // of later tiles measured slower.
 extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {{ prefix }}_column_scan(const ms_elem* in, ms_elem* out, ms_u64 rows, ms_u32 num_tiles, ms_state* state,
-                         ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int exclusive,
+                         ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int grid_order, int exclusive,
                          const ms_elem* inits, ms_elem init, int has_init, ms_elem* totals,
                          int aligned{% if tma %}, ms_prefetch prefetch{% endif %}) {
     extern __shared__ __align__(128) ms_chunk_bits ms_stage_buffers[];
@@ -146,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {% if tma %}    ms_u64* bar = (ms_u64*)(smem + MS_CTAIL_OFFSET + 16);
 {% endif %}    const int t = threadIdx.x;
     if (t == 0) {
-        *claimed = ms_take_tile(counter, num_tiles);
+        *claimed = grid_order ? blockIdx.x : ms_take_tile(counter, num_tiles);
 {% if tma %}        ms_bar_init(ms_shared_addr(bar));
         ms_pace(counter, epoch, *claimed, prefetch);
 {% endif %}    }

@@ -7,11 +7,12 @@
 //! matrix product mod p and affine maps mod 2^64, both not commutative) compared exactly, sums
 //! of f32 with NaN and infinities within a tolerance derived from each column. Also: the call
 //! loads the column-scan module, buffers that do not start on 16 bytes give the same results,
-//! and more columns than the kernel takes still scan (through contiguous rows).
+//! more columns than the kernel takes still scan (through contiguous rows), and every tile
+//! order (claimed, or by block index in one cooperative wave and beyond) scans the same.
 
 mod common;
 
-use common::gpu::{gpu, Rng};
+use common::gpu::{gpu, gpu_with, Rng};
 use common::lanes::{self, scans, Close};
 use monoscan::bench::classes::{Affine3, Affine3U64, Sum8U64, U64x8};
 use monoscan::cache::{CacheConfig, KernelCache, Origin};
@@ -20,7 +21,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Mat2, MatMulMod, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::policy;
+use monoscan::tuning::{policy, TileOrder, Tuning};
 use monoscan::{Backend, Gpu, Monoid};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -188,6 +189,33 @@ fn many_tiles() {
             .collect();
         for how in scans(shape[1], 5, |j| j as i32 - 100) {
             check(g, &sum, &lanes, &data, &how, "sum i32", &|a, b, _| a == b);
+        }
+    }
+}
+
+/// Tiles claimed from the counter, and numbered by block index in one cooperative wave but
+/// claimed beyond (the default, by block index throughout, runs in every other test): one wave
+/// and several, reverse included.
+#[test]
+fn every_tile_order() {
+    for order in [TileOrder::Claimed, TileOrder::OneWave] {
+        let Some(g) = gpu_with(Tuning {
+            tile_order: order,
+            ..Tuning::default()
+        }) else {
+            return;
+        };
+        let mut rng = Rng::new(29);
+        let sum = Sum::<i32>::new();
+        let one_wave = 2 * tile_rows::<Sum<i32>>(&g, 32) + 1;
+        for shape in [[one_wave, 32], [100_003, 100]] {
+            let lanes = Lanes::axis(&shape, 0).unwrap();
+            let data: Vec<i32> = (0..lanes.elements())
+                .map(|_| rng.next_u64() as i32)
+                .collect();
+            for how in scans(shape[1], 3, |j| j as i32 - 7) {
+                check(&g, &sum, &lanes, &data, &how, "sum i32", &|a, b, _| a == b);
+            }
         }
     }
 }

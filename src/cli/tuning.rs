@@ -63,7 +63,7 @@ pub struct TuningArgs {
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
     pub share_scan: Option<ShareScan>,
-    /// How the blocks of the staged 1-D and row scans find their tiles: `block-index` (block b
+    /// How the blocks of the staged 1-D, row and column scans find their tiles: `block-index` (block b
     /// on tile b; the default), `one-wave` (by block index in a cooperative grid of one wave,
     /// claimed from a counter beyond) or `claimed` (always from the counter).
     #[arg(long, value_name = "ORDER", value_parser = tile_order)]

@@ -192,13 +192,16 @@ fn column_scan<M: Monoid>(
     })?;
     let rows = lanes.len as u64;
     let (tiles, entries) = launch::column_tiles(&kernel, rows, size)?;
+    let resident = kernel.resident(Entry::ColumnScan, false);
+    // Tiles numbered as the tuning's order says (`Tuning::tile_order`).
+    let order = k.gpu.tuning.tile_order.numbering(tiles, resident);
     // The first wave's copies are paced as the staged scan's are; nothing is prefetched.
     let plan = if shape.tma {
         let plan = PrefetchPlan::new(
             &k.gpu.tuning,
             shape.tile_bytes(size) as usize,
             tiles,
-            kernel.resident(Entry::ColumnScan, false),
+            resident,
             k.gpu.info.mem_gbps,
         )?;
         Some(PrefetchPlan { ahead: 0, ..plan })
@@ -222,6 +225,7 @@ fn column_scan<M: Monoid>(
         init,
         has_init,
         totals,
+        order,
     };
     // SAFETY: `kernel` is the column-scan module of this operator, whose elements are
     // `M::Elem`.

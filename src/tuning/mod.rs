@@ -221,7 +221,7 @@ pub struct Tuning {
     pub share_reduce: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
-    /// How the blocks of the staged 1-D and row scans find their tiles: by block index (the
+    /// How the blocks of the staged 1-D, row and column scans find their tiles: by block index (the
     /// default; a cooperative grid for one wave), by block index for one wave and claimed from
     /// a counter beyond, or always claimed ([`TileOrder`]).
     pub tile_order: TileOrder,

@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// How the blocks of the staged 1-D and row scans find the tile each scans
+/// How the blocks of the staged 1-D, row and column scans find the tile each scans
 /// ([`super::Tuning::tile_order`]). Every order computes the same scan.
 ///
 /// A tile's look-back waits for its predecessors, so a block must never wait for a tile whose

@@ -5,7 +5,7 @@ use super::{addr, config, holds, tiles32, DevSlice, LookbackState};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
-use crate::tuning::PrefetchPlan;
+use crate::tuning::{Numbering, PrefetchPlan};
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
 /// Arguments of `column_scan`: `rows` rows of the module's columns, of `T`.
@@ -29,6 +29,9 @@ pub(crate) struct ColumnScan<T> {
     pub has_init: bool,
     /// One total per column.
     pub totals: Option<DevSlice<T>>,
+    /// How the blocks number their tiles: claimed from the counter, or block b on tile b, in a
+    /// cooperative launch of at most the module's resident blocks or an ordinary one.
+    pub order: Numbering,
 }
 
 /// The tiles of a column scan of `rows` rows (chunks of rows times strips) and the look-back
@@ -94,6 +97,13 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
             "internal: a pacing plan goes with the TMA form of the column scan, and only with it",
         ));
     }
+    let resident = k.resident(Entry::ColumnScan, false);
+    if a.order == Numbering::Cooperative && tiles > u64::from(resident) {
+        return Err(Error::invalid(format!(
+            "internal: a cooperative column scan needs at most {resident} tiles, not {tiles}"
+        )));
+    }
+    let grid_order = i32::from(a.order.by_block());
     let aligned = i32::from(a.inp.addr() % 16 == 0 && a.out.addr() % 16 == 0);
     let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
@@ -101,13 +111,18 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
     let (inits, totals) = (addr(a.inits), addr(a.totals));
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
     // SAFETY: kernel `(const ms_elem* in, ms_elem* out, ms_u64 rows, ms_u32 num_tiles, ms_state*
-    // state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int exclusive, const
-    // ms_elem* inits, ms_elem init, int has_init, ms_elem* totals, int aligned)` with ms_elem = T
-    // (the caller's obligation); in and out hold rows x columns elements, the state (and aggs
-    // and incls for the separate layout) `entries` entries, the slots of every tile, the
-    // counter its 16 words, inits and totals (when set) one element per column: all checked
-    // above, as is that every entry index fits the kernel's 32 bits. The grid is exactly
-    // `tiles` blocks, so every tile number the counter hands out is in range. `aligned` is set
+    // state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int grid_order, int
+    // exclusive, const ms_elem* inits, ms_elem init, int has_init, ms_elem* totals, int
+    // aligned)` with ms_elem = T (the caller's obligation); in and out hold rows x columns
+    // elements, the state (and aggs and incls for the separate layout) `entries` entries, the
+    // slots of every tile, the counter its 16 words, inits and totals (when set) one element
+    // per column: all checked above, as is that every entry index fits the kernel's 32 bits.
+    // The grid is exactly `tiles` blocks, so every tile number the counter hands out, or every
+    // block index, is in range. A tile waits only on tiles numbered before it: a cooperative
+    // launch has at most the module's resident count of blocks (checked above), so every block
+    // is resident at once (the driver refuses a cooperative grid that cannot be); an ordinary
+    // launch in grid order relies on blocks starting in index order
+    // (`TileOrder::BlockIndex`). `aligned` is set
     // only when both buffers start on 16 bytes, as the bulk copy and the 16-byte stores of
     // full tiles require; `smem` bytes were allowed by the function attribute set when the
     // module was loaded. The TMA form takes one more argument, the plan (16 bytes by value; its
@@ -124,6 +139,7 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
             .arg(&incls)
             .arg(&counter)
             .arg(&epoch)
+            .arg(&grid_order)
             .arg(&excl)
             .arg(&inits)
             .arg(&a.init)
@@ -135,7 +151,12 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
             plan_arg = p;
             b.arg(&plan_arg);
         }
-        b.launch(config(tiles, shape.block, smem))
+        let cfg = config(tiles, shape.block, smem);
+        if a.order == Numbering::Cooperative {
+            b.launch_cooperative(cfg)
+        } else {
+            b.launch(cfg)
+        }
     }?;
     Ok(())
 }
