@@ -500,7 +500,7 @@ fn column_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
     ];
     let mut out = Vec::new();
     for (i, (op, columns)) in cases.into_iter().enumerate() {
-        let shape = policy::column_shape(columns, op.elem_size, &limits).unwrap();
+        let shape = policy::column_shape(columns, op.elem_size, &limits, None).unwrap();
         out.push((
             op,
             KernelSet::ColumnScan {

@@ -8,7 +8,8 @@
 //! of f32 with NaN and infinities within a tolerance derived from each column. Also: the call
 //! loads the column-scan module, buffers that do not start on 16 bytes give the same results,
 //! more columns than the kernel takes still scan (through contiguous rows), and every tile
-//! order (claimed, or by block index in one cooperative wave and beyond) scans the same.
+//! order (claimed, or by block index in one cooperative wave and beyond) and tuned tile shapes
+//! scan the same.
 
 mod common;
 
@@ -29,7 +30,7 @@ use std::sync::Arc;
 /// Rows per tile of the column scan of `columns` columns of `M`'s elements on `g`.
 fn tile_rows<M: Monoid>(g: &Gpu, columns: usize) -> usize {
     let size = std::mem::size_of::<M::Elem>();
-    policy::column_shape(columns, size, &g.info().limits)
+    policy::column_shape(columns, size, &g.info().limits, g.tuning().column)
         .expect("a column shape")
         .tile_rows() as usize
 }
@@ -220,6 +221,32 @@ fn every_tile_order() {
     }
 }
 
+/// Tiles of other shapes (`Tuning::column`): fewer and more threads than the policy's 256,
+/// a block narrower than the 100 columns' strip, one row per thread.
+#[test]
+fn tuned_tiles() {
+    for column in ["128x16", "512x8", "32x1", "1024x4"] {
+        let Some(g) = gpu_with(Tuning {
+            column: Some(column.parse().unwrap()),
+            ..Tuning::default()
+        }) else {
+            return;
+        };
+        let mut rng = Rng::new(31);
+        let sum = Sum::<i32>::new();
+        for columns in [3, 32, 100] {
+            for lanes in layouts::<Sum<i32>>(&g, columns) {
+                let data: Vec<i32> = (0..lanes.elements())
+                    .map(|_| rng.next_u64() as i32)
+                    .collect();
+                for how in scans(columns, 3, |j| j as i32 - 7) {
+                    check(&g, &sum, &lanes, &data, &how, column, &|a, b, _| a == b);
+                }
+            }
+        }
+    }
+}
+
 /// The column-scan module is what a scan down 32 columns loads: after the calls, the memory
 /// layer of the Gpu's own cache holds it, forward and reverse.
 #[test]
@@ -235,7 +262,7 @@ fn column_scans_load_the_column_module() {
     }
     let op = sum.cuda();
     let plan = Plan::new(&op, g.info().limits, g.tuning());
-    let shape = policy::column_shape(32, 4, &g.info().limits).unwrap();
+    let shape = policy::column_shape(32, 4, &g.info().limits, None).unwrap();
     for reverse in [false, true] {
         let set = KernelSet::ColumnScan { shape, reverse };
         let origin = cache

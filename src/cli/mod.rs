@@ -53,7 +53,7 @@ pub enum Command {
     /// Check the driver, NVRTC, the devices and the kernel cache.
     Doctor,
     /// Sweep sizes for every algorithm beside a copy of the same bytes; table, CSV, SVG.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Check the built-in operators: monoid laws, every kernel set compiled for an
     /// architecture, and (with a GPU) the device's identity and combine against the host's.
     Check(check::CheckArgs),

@@ -21,6 +21,9 @@ pub struct TuningArgs {
     /// Stream compaction's staged tile: <threads>x<items>.
     #[arg(long, value_name = "SHAPE", value_parser = shape)]
     pub select: Option<ShapeChoice>,
+    /// The column scan's tile: <threads>x<rows per thread>.
+    #[arg(long, value_name = "SHAPE", value_parser = shape)]
+    pub column: Option<ShapeChoice>,
     /// Stage tiles with cp.async instead of tensor copies (the TMA) on sm_90 and newer.
     #[arg(long)]
     pub no_tma: bool,
@@ -123,6 +126,7 @@ impl TuningArgs {
             one_tile: self.one_tile,
             staged: self.staged,
             select: self.select,
+            column: self.column,
             tma: !self.no_tma,
             prefetch_kib: self.prefetch_kib.unwrap_or(default.prefetch_kib),
             first_wave: self.first_wave.unwrap_or(default.first_wave),

@@ -183,7 +183,9 @@ fn column_scan<M: Monoid>(
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
     let size = std::mem::size_of::<M::Elem>();
-    let Some(shape) = policy::column_shape(lanes.inner, size, &k.gpu.info.limits) else {
+    let Some(shape) =
+        policy::column_shape(lanes.inner, size, &k.gpu.info.limits, k.gpu.tuning.column)
+    else {
         return Ok(false);
     };
     let kernel = k.kernels(KernelSet::ColumnScan {

@@ -185,6 +185,9 @@ pub struct Tuning {
     /// Stream compaction's staged tile (items up to 32, a whole number of 16-byte chunks per
     /// thread, a tile within the static shared memory limit).
     pub select: Option<ShapeChoice>,
+    /// The column scan's tile: threads per block x rows per thread (`None`: the policy's,
+    /// [`policy::column_shape`]); a block gets at least one thread per column of a strip.
+    pub column: Option<ShapeChoice>,
     /// Whether staged tiles of 128-byte rows arrive by tensor copies (the TMA, sm_90 and newer)
     /// instead of `cp.async`.
     pub tma: bool,
@@ -245,6 +248,7 @@ impl Tuning {
             ("one-tile", self.one_tile, 4096),
             ("staged", self.staged, 4096),
             ("select", self.select, 32),
+            ("column", self.column, 4096),
         ] {
             if let Some(s) = shape {
                 s.validate(what, max_items)?;
@@ -252,9 +256,10 @@ impl Tuning {
         }
         if self.one_tile.is_some_and(|s| s.lookback.is_some())
             || self.select.is_some_and(|s| s.lookback.is_some())
+            || self.column.is_some_and(|s| s.lookback.is_some())
         {
             return Err(Error::invalid(
-                "the one-tile and select shapes take no look-back part (<threads>x<items>)",
+                "the one-tile, select and column shapes take no look-back part (<threads>x<items>)",
             ));
         }
         if self.prefetch_kib > 1 << 20 {
@@ -294,6 +299,7 @@ impl Default for Tuning {
             one_tile: None,
             staged: None,
             select: None,
+            column: None,
             tma: true,
             prefetch_kib: Tuning::DEFAULT_PREFETCH_KIB,
             first_wave: FirstWave::Auto,
@@ -322,11 +328,12 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
+            "tile {}, one-tile {}, staged {}, select {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
             shape(self.select),
+            shape(self.column),
             if self.tma { "on" } else { "off" },
             self.prefetch_kib,
             self.first_wave.name(),

@@ -2,7 +2,7 @@
 //! and an element size.
 
 use crate::tuning::shape::gcd;
-use crate::tuning::{ColumnShape, DeviceLimits, StateLayout};
+use crate::tuning::{ColumnShape, DeviceLimits, ShapeChoice, StateLayout};
 
 /// The most columns of tiles of whole rows: one thread per column of a block of 1024. Arrays
 /// cut into strips take any number.
@@ -21,6 +21,8 @@ pub const STRIP_BYTES: u64 = 128;
 /// The column scan's shape for `columns` columns of `size`-byte elements on a device with
 /// `limits`, or `None` for empty elements or columns, for more than [`MAX_COLUMNS`] columns
 /// that cannot be cut into strips, or where even a tile of one row does not fit shared memory.
+/// A `choice` ([`crate::tuning::Tuning::column`]: threads x rows per thread) replaces the
+/// block's threads (at least one per column of a strip) and each thread's rows.
 ///
 /// Rows of more than [`STRIP_BYTES`] are cut into strips of that many bytes, on sm_80 and newer,
 /// when the element size is a power of two up to 16 and a row is whole 16-byte chunks (each
@@ -38,23 +40,31 @@ pub const STRIP_BYTES: u64 = 128;
 /// of them) until the tile is one, else full tiles are copied by the threads.
 ///
 /// ```
-/// use monoscan::tuning::{policy, DeviceLimits};
+/// use monoscan::tuning::{policy, DeviceLimits, ShapeChoice};
 /// let h100 = DeviceLimits::for_arch(90);
-/// let s = policy::column_shape(32, 4, &h100).unwrap();
+/// let s = policy::column_shape(32, 4, &h100, None).unwrap();
 /// assert_eq!((s.block, s.groups, s.rows, s.strip), (256, 8, 32, 32));
 /// assert!(s.tma && s.tile_bytes(4) == 32 * 1024);
-/// let two = policy::column_shape(2, 4, &h100).unwrap();
+/// // Asked for 512 threads of 16 rows: 16 groups of 32 columns.
+/// let asked = policy::column_shape(32, 4, &h100, Some(ShapeChoice::new(512, 16))).unwrap();
+/// assert_eq!((asked.block, asked.groups, asked.rows), (512, 16, 16));
+/// let two = policy::column_shape(2, 4, &h100, None).unwrap();
 /// assert_eq!((two.groups, two.rows), (128, 33));
 /// // 1000 columns of f32: 32 strips of 32 columns, the last one 8 columns wide.
-/// let wide = policy::column_shape(1000, 4, &h100).unwrap();
+/// let wide = policy::column_shape(1000, 4, &h100, None).unwrap();
 /// assert_eq!((wide.strip, wide.strips(), wide.block, wide.groups), (32, 32, 256, 8));
 /// // 1001 columns are not whole 16-byte chunks: tiles of whole rows, one thread per column.
-/// let odd = policy::column_shape(1001, 4, &h100).unwrap();
+/// let odd = policy::column_shape(1001, 4, &h100, None).unwrap();
 /// assert_eq!((odd.strip, odd.block, odd.groups), (1001, 1024, 1));
-/// assert!(policy::column_shape(1025, 4, &h100).is_none());
-/// assert_eq!(policy::column_shape(1 << 20, 4, &h100).unwrap().strips(), 1 << 15);
+/// assert!(policy::column_shape(1025, 4, &h100, None).is_none());
+/// assert_eq!(policy::column_shape(1 << 20, 4, &h100, None).unwrap().strips(), 1 << 15);
 /// ```
-pub fn column_shape(columns: usize, size: usize, limits: &DeviceLimits) -> Option<ColumnShape> {
+pub fn column_shape(
+    columns: usize,
+    size: usize,
+    limits: &DeviceLimits,
+    choice: Option<ShapeChoice>,
+) -> Option<ColumnShape> {
     if columns == 0 || size == 0 {
         return None;
     }
@@ -71,16 +81,19 @@ pub fn column_shape(columns: usize, size: usize, limits: &DeviceLimits) -> Optio
     } else {
         return None;
     };
-    let block = if c <= 256 {
-        256
-    } else {
-        c.next_multiple_of(32)
+    let block = match choice {
+        Some(s) => u64::from(s.threads).max(c.next_multiple_of(32)),
+        None if c <= 256 => 256,
+        None => c.next_multiple_of(32),
     };
     let mut groups = block / c;
     let row_bytes = c * size as u64;
     let period = 128 / gcd(row_bytes, 128);
     let want = COLUMN_TILE_BYTES.div_ceil(groups * row_bytes).max(1);
-    let rows = 1 + (want - 1).div_ceil(period) * period;
+    let rows = match choice {
+        Some(s) => u64::from(s.items.max(1)),
+        None => 1 + (want - 1).div_ceil(period) * period,
+    };
     let tma = limits.cc >= 90;
     if tma && !stripped {
         // Lower the groups until the tile is whole 16-byte chunks, where that keeps three
@@ -125,7 +138,7 @@ mod tests {
             1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 1024,
         ] {
             for size in [1, 2, 4, 8, 12, 16, 24, 32, 64] {
-                let s = column_shape(columns, size, &h100).unwrap();
+                let s = column_shape(columns, size, &h100, None).unwrap();
                 let row = u64::from(s.strip) * size as u64;
                 assert!(u64::from(s.groups * s.strip) <= u64::from(s.block));
                 assert_eq!(s.block % 32, 0);
@@ -147,24 +160,24 @@ mod tests {
                 }
             }
         }
-        assert!(column_shape(0, 4, &h100).is_none());
-        assert!(column_shape(4, 0, &h100).is_none());
-        assert!(column_shape(MAX_COLUMNS + 1, 12, &h100).is_none());
-        assert!(column_shape(MAX_COLUMNS + 4, 4, &h100).is_some());
+        assert!(column_shape(0, 4, &h100, None).is_none());
+        assert!(column_shape(4, 0, &h100, None).is_none());
+        assert!(column_shape(MAX_COLUMNS + 1, 12, &h100, None).is_none());
+        assert!(column_shape(MAX_COLUMNS + 4, 4, &h100, None).is_some());
         // Before sm_80 (no cp.async): no strips.
         let turing = DeviceLimits::for_arch(75);
-        assert!(column_shape(MAX_COLUMNS + 4, 4, &turing).is_none());
-        assert_eq!(column_shape(64, 4, &turing).unwrap().strips(), 1);
+        assert!(column_shape(MAX_COLUMNS + 4, 4, &turing, None).is_none());
+        assert_eq!(column_shape(64, 4, &turing, None).unwrap().strips(), 1);
     }
 
     #[test]
     fn odd_rows_keep_bulk_copies_by_dropping_a_group() {
         let h100 = DeviceLimits::for_arch(90);
-        let s = column_shape(3, 4, &h100).unwrap();
+        let s = column_shape(3, 4, &h100, None).unwrap();
         assert_eq!((s.groups, s.rows), (84, 33));
         assert!(s.tma && s.tile_bytes(4) % 16 == 0);
         let a100 = DeviceLimits::for_arch(80);
-        let s = column_shape(3, 4, &a100).unwrap();
+        let s = column_shape(3, 4, &a100, None).unwrap();
         assert_eq!(s.groups, 85);
         assert!(!s.tma);
     }
