@@ -2,11 +2,10 @@
 //! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
 //! its position): the staged one where it applies, else the register one. One row is the 1-D
 //! scan itself, autotuned as any 1-D scan is: forwards, and in reverse the staged scan run
-//! from the end where the forward scan stages. The columns of a
-//! row-major array scanned down (the outer axis) are scanned in place by the column scan, or,
-//! for rows of at most 16 bytes, by one 1-D scan of rows as vectors under the lane-wise
-//! operator (in reverse where that scan stages). Any other layout is gathered into contiguous rows, scanned, and
-//! scattered back.
+//! from the end where the forward scan stages. The columns of a row-major array scanned down
+//! (the outer axis) are scanned in place by the column scan, or, for rows of at most 16 bytes,
+//! by one 1-D scan of rows as vectors under the lane-wise operator (in reverse where that scan
+//! stages). Any other layout is gathered into contiguous rows, scanned, and scattered back.
 
 use super::kernels::OpKernels;
 use super::launch::{self, ColumnScan, DevSlice, RowScan, TensorMap};

@@ -161,11 +161,9 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
     total: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
     let n = inp.len();
-    let Some(out) = out.prefix(n) else {
-        return Err(Error::invalid(
-            "internal: the output is shorter than the input",
-        ));
-    };
+    let out = out
+        .prefix(n)
+        .ok_or_else(|| Error::invalid("internal: the output is shorter than the input"))?;
     let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
     let set = sc.plan.scan_set(Algorithm::Auto, n, aligned)?;
     if !matches!(set, KernelSet::StagedScan(_)) {

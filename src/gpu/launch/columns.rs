@@ -1,7 +1,7 @@
 //! The launch of the column scan: every column of a row-major array scanned down, one block
 //! per tile of whole rows.
 
-use super::{addr, config, holds, tiles32, DevSlice, LookbackState};
+use super::{addr, config, grid_order, holds, tiles32, DevSlice, LookbackState};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
@@ -98,12 +98,7 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
         ));
     }
     let resident = k.resident(Entry::ColumnScan, false);
-    if a.order == Numbering::Cooperative && tiles > u64::from(resident) {
-        return Err(Error::invalid(format!(
-            "internal: a cooperative column scan needs at most {resident} tiles, not {tiles}"
-        )));
-    }
-    let grid_order = i32::from(a.order.by_block());
+    let grid_order = grid_order(a.order, tiles, resident, "column scan")?;
     let aligned = i32::from(a.inp.addr() % 16 == 0 && a.out.addr() % 16 == 0);
     let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();

@@ -31,7 +31,7 @@ pub(crate) use tiled::{
 use super::module::Loaded;
 use crate::codegen::Entry;
 use crate::error::{Error, Result};
-use crate::tuning::PrefetchPlan;
+use crate::tuning::{Numbering, PrefetchPlan};
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
@@ -80,6 +80,18 @@ fn addr<T>(s: Option<DevSlice<T>>) -> u64 {
 fn tiles32(tiles: u64) -> Result<u32> {
     u32::try_from(tiles)
         .map_err(|_| Error::invalid(format!("internal: {tiles} tiles in one launch")))
+}
+
+/// The kernels' `grid_order` argument for a launch of `tiles` tiles of `what` numbered by
+/// `order`, of which the module holds `resident` blocks at once: an error where a cooperative
+/// launch would need more blocks than that.
+fn grid_order(order: Numbering, tiles: u64, resident: u32, what: &str) -> Result<i32> {
+    if order == Numbering::Cooperative && tiles > u64::from(resident) {
+        return Err(Error::invalid(format!(
+            "internal: a cooperative {what} needs at most {resident} tiles, not {tiles}"
+        )));
+    }
+    Ok(i32::from(order.by_block()))
 }
 
 /// `monoscan_hold(ns)`: one thread that returns once `ns` nanoseconds of the GPU's global timer

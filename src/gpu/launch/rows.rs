@@ -1,7 +1,7 @@
 //! Launches of the batched-scan kernels: the row scans (register and staged tiles), and the
 //! lane copies between a strided layout and contiguous rows.
 
-use super::{addr, config, holds, tiles32, DevSlice, LookbackState, TensorMap};
+use super::{addr, config, grid_order, holds, tiles32, DevSlice, LookbackState, TensorMap};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
@@ -173,12 +173,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
         ));
     }
     let resident = k.resident(Entry::RowStaged, mapped);
-    if a.order == Numbering::Cooperative && tiles > u64::from(resident) {
-        return Err(Error::invalid(format!(
-            "internal: a cooperative row scan needs at most {resident} tiles, not {tiles}"
-        )));
-    }
-    let grid_order = i32::from(a.order.by_block());
+    let grid_order = grid_order(a.order, tiles, resident, "row scan")?;
     let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);

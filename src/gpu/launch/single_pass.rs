@@ -2,7 +2,7 @@
 //! tile's prefix from the decoupled look-back: the scans (register and staged tiles) and stream
 //! compaction.
 
-use super::{addr, config, holds, tiles32, DevSlice, TensorMap, COUNTER_WORDS};
+use super::{addr, config, grid_order, holds, tiles32, DevSlice, TensorMap, COUNTER_WORDS};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
@@ -119,12 +119,7 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
             "internal: only the staged scan numbers its tiles by block index",
         ));
     }
-    if a.order == Numbering::Cooperative && tiles > u64::from(resident) {
-        return Err(Error::invalid(format!(
-            "internal: a cooperative scan needs at most {resident} tiles, not {tiles}"
-        )));
-    }
-    let grid_order = i32::from(a.order.by_block());
+    let grid_order = grid_order(a.order, tiles, resident, "scan")?;
     let tma_form = entry == Entry::ScanStaged && shape.tma;
     if tma.is_some() != tma_form || tma.is_some_and(|(map, _)| map.is_some() == shape.linear) {
         return Err(Error::invalid(
