@@ -8,8 +8,9 @@
 //! of f32 with NaN and infinities within a tolerance derived from each column. Also: the call
 //! loads the column-scan module, buffers that do not start on 16 bytes give the same results,
 //! more columns than the kernel takes still scan (through contiguous rows), and every tile
-//! order (claimed, or by block index in one cooperative wave and beyond) and tuned tile shapes
-//! scan the same.
+//! order (claimed, or by block index in one cooperative wave and beyond), tiles set by the
+//! tuning and every tile the autotuner can choose scan the same, and autotuning records its
+//! choice per direction.
 
 mod common;
 
@@ -22,7 +23,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Mat2, MatMulMod, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{policy, TileOrder, Tuning};
+use monoscan::tuning::{autotune, policy, TileOrder, Tuning};
 use monoscan::{Backend, Gpu, Monoid};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -244,6 +245,111 @@ fn tuned_tiles() {
                 }
             }
         }
+    }
+}
+
+/// Every tile the autotuner can choose (`autotune::columns::candidates`, set as
+/// `Tuning::column`) scans exactly as the sequential backend does: sum i32 and the 2x2 matrix
+/// product mod p (not commutative), 3, 32 and 100 columns, every layout and scan.
+#[test]
+fn every_candidate_tile() {
+    let Some(base) = gpu() else { return };
+    let limits = base.info().limits;
+    let mut rng = Rng::new(37);
+    let p = 1_000_000_007u64;
+    for columns in [3, 32, 100] {
+        for size in [4, 16] {
+            for shape in autotune::columns::candidates(columns, size, &limits) {
+                let choice = autotune::columns::choice_of(&shape);
+                let g = gpu_with(Tuning {
+                    column: Some(choice),
+                    ..Tuning::default()
+                })
+                .unwrap();
+                let what = shape.name();
+                if size == 4 {
+                    exact(&g, &Sum::<i32>::new(), &[columns], &what, &mut || {
+                        rng.next_u64() as i32
+                    });
+                } else {
+                    exact(&g, &MatMulMod::default(), &[columns], &what, &mut || {
+                        Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32))
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Autotuning, on by default: the first column scans of 64 MiB, forwards and in reverse, time
+/// the candidate tiles, give the sequential results, and record the fastest for 32-column
+/// strips beside the kernel cache, one record per direction; a Gpu on that cache reads them.
+#[test]
+fn autotuning_records_a_tile_per_direction() {
+    let Some(base) = gpu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        let cache = Arc::new(KernelCache::new(CacheConfig::dir(dir.path())));
+        (
+            Gpu::with_cache(base.info().ordinal, cache.clone()).unwrap(),
+            cache,
+        )
+    };
+    let (g, cache) = open();
+    let mut rng = Rng::new(41);
+    let sum = Sum::<i32>::new();
+    let lanes = Lanes::axis(&[524_288, 32], 0).unwrap();
+    let data: Vec<i32> = (0..lanes.elements())
+        .map(|_| rng.next_u64() as i32)
+        .collect();
+    // Device buffers, input and output apart: a scan in place (as of host data) is not timed.
+    let s = g.stream();
+    let inp = s.clone_htod(&data).unwrap();
+    let mut out = s.alloc_zeros::<i32>(data.len()).unwrap();
+    let scanner = g.scanner(&sum);
+    for how in [LaneScan::inclusive(), LaneScan::inclusive().reverse()] {
+        scanner.scan_lanes(&inp, &mut out, &lanes, &how).unwrap();
+        let got = s.clone_dtoh(&out).unwrap();
+        let mut want = data.clone();
+        Sequential
+            .scan_lanes(&sum, &lanes, &mut want, &how)
+            .unwrap();
+        assert!(got == want, "{how:?}: not the sequential scan");
+    }
+    let listed: Vec<String> = cache
+        .tuned()
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|(_, summary)| summary)
+        .collect();
+    let limits = g.info().limits;
+    let choices: Vec<String> = autotune::columns::candidates(32, 4, &limits)
+        .iter()
+        .map(|s| {
+            let c = autotune::columns::choice_of(s);
+            format!("shape {} {}", c.threads, c.items)
+        })
+        .collect();
+    for direction in ["forward", "reverse"] {
+        let found = listed
+            .iter()
+            .find(|l| l.starts_with(&format!("columns 32 {direction}; ")))
+            .unwrap_or_else(|| panic!("no {direction} record in {listed:?}"));
+        assert!(
+            choices.iter().any(|c| found.ends_with(c.as_str())),
+            "{found} is not a candidate ({choices:?})"
+        );
+    }
+    let info = g.info();
+    let device = monoscan::cache::device_key(&info.name, info.cc, info.sm_count);
+    let (_, later) = open();
+    for reverse in [false, true] {
+        let record = later
+            .tuned()
+            .get_column(&device, &sum.cuda(), 32, reverse, &limits)
+            .expect("the record, read from disk");
+        assert_eq!(record.timings.len(), choices.len());
     }
 }
 

@@ -1,6 +1,8 @@
 //! Autotuned shapes, kept beside the kernel cache: one record per device and operator
-//! ([`crate::tuning::autotune::Record`]), in memory for the process and on disk under
-//! `<cache dir>/tuned-v1/<device>/<operator digest>.txt`, so that an operator is tuned once per
+//! ([`crate::tuning::autotune::Record`]), and one per device, operator, strip width and
+//! direction of column scans ([`crate::tuning::autotune::columns::ColumnRecord`]), in memory
+//! for the process and on disk under `<cache dir>/tuned-v1/<device>/<operator digest>.txt`
+//! (`<column digest>-c<strip>-<forward|reverse>.txt`), so that an operator is tuned once per
 //! device. `monoscan cache list` shows the records and `monoscan cache clear` removes them with
 //! the kernels. Records are read and written as kernel entries are (bounded reads of regular
 //! files only, writes through a temporary file and a rename). A record that cannot be read, or
@@ -9,6 +11,7 @@
 
 use super::disk::{read_bounded, write_atomically};
 use crate::monoid::CudaOp;
+use crate::tuning::autotune::columns::ColumnRecord;
 use crate::tuning::autotune::Record;
 use crate::tuning::DeviceLimits;
 use sha2::{Digest, Sha256};
@@ -27,6 +30,7 @@ const MAX_RECORD_BYTES: u64 = 64 * 1024;
 pub struct TunedStore {
     dir: Option<PathBuf>,
     memory: Mutex<HashMap<(String, String), Record>>,
+    columns: Mutex<HashMap<(String, String), ColumnRecord>>,
 }
 
 /// A device as records name it: its name, compute capability and SM count, as a file name
@@ -45,10 +49,27 @@ pub fn device_key(name: &str, cc: u32, sms: u32) -> String {
 /// changes whenever the candidates, or what a stored shape runs, change.
 const CANDIDATES: u32 = 6;
 
+/// The generation of the column scan's candidate tiles
+/// ([`crate::tuning::autotune::columns::candidates`]), hashed into every column record's name
+/// as [`CANDIDATES`] is into the others'.
+const COLUMN_CANDIDATES: u32 = 1;
+
 /// An operator as records name it: a SHA-256 of its whole device description (types, code,
 /// parameters, input map) and of the candidates' generation, hex.
 pub fn op_digest(op: &CudaOp) -> String {
-    let digest = Sha256::digest(format!("candidates {CANDIDATES}: {op:?}").as_bytes());
+    hex_digest(&format!("candidates {CANDIDATES}: {op:?}"))
+}
+
+/// The file name (without `.txt`) of `op`'s column record for strips of `strip` columns,
+/// forwards or in `reverse`: a digest as [`op_digest`]'s, of the column candidates' generation.
+pub fn column_record_name(op: &CudaOp, strip: u32, reverse: bool) -> String {
+    let digest = hex_digest(&format!("column candidates {COLUMN_CANDIDATES}: {op:?}"));
+    let direction = if reverse { "reverse" } else { "forward" };
+    format!("{digest}-c{strip}-{direction}")
+}
+
+fn hex_digest(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -58,17 +79,37 @@ impl TunedStore {
         TunedStore {
             dir: cache_dir.map(|d| d.join(FOLDER)),
             memory: Mutex::new(HashMap::new()),
+            columns: Mutex::new(HashMap::new()),
         }
     }
 
-    fn path(&self, device: &str, digest: &str) -> Option<PathBuf> {
+    fn path(&self, device: &str, name: &str) -> Option<PathBuf> {
         self.dir
             .as_ref()
-            .map(|d| d.join(device).join(format!("{digest}.txt")))
+            .map(|d| d.join(device).join(format!("{name}.txt")))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Record>> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_columns(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), ColumnRecord>> {
+        self.columns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The text of the record file `name` of `device`, where there is a readable one.
+    fn read(&self, device: &str, name: &str) -> Option<String> {
+        let bytes = read_bounded(&self.path(device, name)?, MAX_RECORD_BYTES).ok()??;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// Writes `text` as the record file `name` of `device`, where the store has a folder.
+    fn write(&self, device: &str, name: &str, text: &str) -> Result<(), String> {
+        let (Some(root), Some(path)) = (&self.dir, self.path(device, name)) else {
+            return Ok(());
+        };
+        write_atomically(root, &path, text.as_bytes())
+            .map_err(|e| format!("cannot write the tuning record {}: {e}", path.display()))
     }
 
     /// The record of `op` on `device` (a [`device_key`]) whose limits are `limits`, from
@@ -79,8 +120,7 @@ impl TunedStore {
         if let Some(r) = self.lock().get(&key) {
             return Some(r.clone());
         }
-        let bytes = read_bounded(&self.path(device, &digest)?, MAX_RECORD_BYTES).ok()??;
-        let record = Record::parse(std::str::from_utf8(&bytes).ok()?, op.elem_size, limits).ok()?;
+        let record = Record::parse(&self.read(device, &digest)?, op.elem_size, limits).ok()?;
         self.lock().insert(key, record.clone());
         Some(record)
     }
@@ -91,15 +131,48 @@ impl TunedStore {
         let digest = op_digest(op);
         self.lock()
             .insert((device.to_string(), digest.clone()), record.clone());
-        let (Some(root), Some(path)) = (&self.dir, self.path(device, &digest)) else {
-            return Ok(());
-        };
-        write_atomically(root, &path, record.to_text().as_bytes())
-            .map_err(|e| format!("cannot write the tuning record {}: {e}", path.display()))
+        self.write(device, &digest, &record.to_text())
     }
 
-    /// Every record on disk: its path and its shape line, followed by `; share scan` where
-    /// the share scan won (or why it is unreadable).
+    /// The column record of `op` on `device` (whose limits are `limits`) for strips of `strip`
+    /// columns, forwards or in `reverse`, from memory or disk; `None` when there is none that
+    /// this device can run.
+    pub fn get_column(
+        &self,
+        device: &str,
+        op: &CudaOp,
+        strip: u32,
+        reverse: bool,
+        limits: &DeviceLimits,
+    ) -> Option<ColumnRecord> {
+        let name = column_record_name(op, strip, reverse);
+        let key = (device.to_string(), name.clone());
+        if let Some(r) = self.lock_columns().get(&key) {
+            return Some(r.clone());
+        }
+        let record = ColumnRecord::parse(&self.read(device, &name)?, op.elem_size, limits)
+            .ok()
+            .filter(|r| r.strip == strip && r.reverse == reverse)?;
+        self.lock_columns().insert(key, record.clone());
+        Some(record)
+    }
+
+    /// Keeps the column record `record` of `op` on `device`, in memory and on disk, as
+    /// [`TunedStore::put`] does.
+    pub fn put_column(
+        &self,
+        device: &str,
+        op: &CudaOp,
+        record: &ColumnRecord,
+    ) -> Result<(), String> {
+        let name = column_record_name(op, record.strip, record.reverse);
+        self.lock_columns()
+            .insert((device.to_string(), name.clone()), record.clone());
+        self.write(device, &name, &record.to_text())
+    }
+
+    /// Every record on disk: its path and its shape line, after its `columns` line for column
+    /// records, followed by `; share scan` where the share scan won (or why it is unreadable).
     pub fn list(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
         let Some(dir) = &self.dir else {
             return Ok(Vec::new());
@@ -125,7 +198,10 @@ impl TunedStore {
                                 .lines()
                                 .find(|l| l.starts_with("shape "))
                                 .unwrap_or("(no shape)");
-                            if text.lines().any(|l| l == "shares 1") {
+                            let columns = text.lines().find(|l| l.starts_with("columns "));
+                            if let Some(columns) = columns {
+                                format!("{columns}; {shape}")
+                            } else if text.lines().any(|l| l == "shares 1") {
                                 format!("{shape}; share scan")
                             } else {
                                 shape.to_string()
@@ -145,6 +221,7 @@ impl TunedStore {
     /// Removes every record, in memory and on disk; returns how many files were removed.
     pub fn clear(&self) -> std::io::Result<usize> {
         self.lock().clear();
+        self.lock_columns().clear();
         let n = self.list()?.len();
         if let Some(dir) = &self.dir {
             match std::fs::remove_dir_all(dir) {
@@ -206,6 +283,42 @@ mod tests {
         assert_eq!(later.clear().unwrap(), 1);
         assert!(later.list().unwrap().is_empty());
         assert!(later.get(&device, &op, &h100).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn column_records_persist_per_strip_and_direction() {
+        let dir = std::env::temp_dir().join(format!("monoscan-tuned-c-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let h100 = DeviceLimits::for_arch(90);
+        let op = Sum::<f32>::new().cuda();
+        let record = ColumnRecord {
+            strip: 32,
+            reverse: true,
+            choice: crate::tuning::ShapeChoice::new(256, 64),
+            timings: vec![("c32-b256x8x64".into(), 0.05)],
+            n: 1 << 24,
+        };
+        let store = TunedStore::new(Some(&dir));
+        assert!(store.get_column("d", &op, 32, true, &h100).is_none());
+        store.put_column("d", &op, &record).unwrap();
+        let later = TunedStore::new(Some(&dir));
+        assert_eq!(later.get_column("d", &op, 32, true, &h100), Some(record));
+        assert!(later.get_column("d", &op, 32, false, &h100).is_none());
+        assert!(later.get_column("d", &op, 8, true, &h100).is_none());
+        assert!(later
+            .get_column("d", &Sum::<i32>::new().cuda(), 32, true, &h100)
+            .is_none());
+        // Neither kind of record is read as the other.
+        assert!(later.get("d", &op, &h100).is_none());
+        let listed = later.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            listed[0].1, "columns 32 reverse; shape 256 64",
+            "{listed:?}"
+        );
+        assert_eq!(later.clear().unwrap(), 1);
+        assert!(later.get_column("d", &op, 32, true, &h100).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

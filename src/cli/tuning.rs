@@ -21,7 +21,8 @@ pub struct TuningArgs {
     /// Stream compaction's staged tile: <threads>x<items>.
     #[arg(long, value_name = "SHAPE", value_parser = shape)]
     pub select: Option<ShapeChoice>,
-    /// The column scan's tile: <threads>x<rows per thread>.
+    /// The column scan's tile: <threads>x<rows per thread> (default: the fastest of a few,
+    /// timed on an operator's first large column scan, or the policy's with --no-autotune).
     #[arg(long, value_name = "SHAPE", value_parser = shape)]
     pub column: Option<ShapeChoice>,
     /// Stage tiles with cp.async instead of tensor copies (the TMA) on sm_90 and newer.
@@ -52,7 +53,7 @@ pub struct TuningArgs {
     /// (default: by the combine's estimated cost).
     #[arg(long, value_name = "N")]
     pub chains: Option<u32>,
-    /// Run the policy's staged-scan shape instead of timing candidate shapes on an
+    /// Run the policy's staged-scan shape and column tile instead of timing candidates on an
     /// operator's first large scan (or using a stored choice).
     #[arg(long)]
     pub no_autotune: bool,

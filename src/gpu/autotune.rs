@@ -1,6 +1,8 @@
 //! Autotuning on the device: an operator's first large scan times the staged scan in each
-//! candidate shape ([`crate::tuning::autotune::candidates`]) and keeps the fastest, for this
-//! call, for the scanner, and (beside the kernel cache) for later processes.
+//! candidate shape ([`crate::tuning::autotune::candidates`]), and its first large column scan
+//! of each strip width and direction the column scan in each candidate tile
+//! ([`crate::tuning::autotune::columns::candidates`]), and keeps the fastest, for this call, for
+//! the scanner, and (beside the kernel cache) for later processes.
 
 use super::kernels::OpKernels;
 use super::prepare::prepare;
@@ -8,7 +10,9 @@ use crate::bench::Timer;
 use crate::codegen::KernelSet;
 use crate::error::Result;
 use crate::monoid::Monoid;
+use crate::tuning::autotune::columns::{self, ColumnRecord};
 use crate::tuning::autotune::{self, Record, MIN_TUNING_BYTES};
+use crate::tuning::{policy, ColumnShape};
 
 /// The set a staged scan of `n` elements runs: `set` (the plan's), unless the operator is
 /// autotuned and has no shape yet, in which case a stored record is installed, or, on an input
@@ -78,4 +82,85 @@ pub(super) fn staged_set<M: Monoid>(
         eprintln!("monoscan: warning: {why}; the tuned shape is kept for this process only");
     }
     Ok(KernelSet::StagedScan(sc.plan.install_record(&record)))
+}
+
+/// The tile a column scan of `rows` rows of `columns` columns, forwards or in `reverse`, runs:
+/// the tuning's or the policy's ([`policy::column_shape`]) where the tuning sets a tile or
+/// turns autotuning off, else an installed or stored choice for its strip width and direction,
+/// or, on an array of at least [`MIN_TUNING_BYTES`] that the scan does not overwrite
+/// (`tunable`), the fastest of the candidates, each timed by `run` (this call's scan in that
+/// tile: one untimed run, the median of three timed ones), recorded and installed. `None` where
+/// the column scan does not take such columns. Results never depend on the tile.
+pub(super) fn column_shape<M: Monoid>(
+    sc: &OpKernels<M>,
+    columns: usize,
+    rows: u64,
+    reverse: bool,
+    tunable: bool,
+    run: impl Fn(ColumnShape) -> Result<()>,
+) -> Result<Option<ColumnShape>> {
+    let gpu = sc.gpu;
+    let op = sc.op.op();
+    let size = op.elem_size;
+    let limits = gpu.info.limits;
+    let tuning = &gpu.tuning;
+    let Some(policy) = policy::column_shape(columns, size, &limits, tuning.column) else {
+        return Ok(None);
+    };
+    if sc.is_instrumented() || tuning.column.is_some() || !tuning.autotune {
+        return Ok(Some(policy));
+    }
+    let with = |choice| policy::column_shape(columns, size, &limits, Some(choice));
+    if let Some(choice) = sc.plan.tuned_column(policy.strip, reverse) {
+        return Ok(with(choice));
+    }
+    let device = gpu.device_key();
+    let store = gpu.cache.tuned();
+    if let Some(record) = store.get_column(&device, op, policy.strip, reverse, &limits) {
+        return Ok(with(sc.plan.install_column(
+            policy.strip,
+            reverse,
+            record.choice,
+        )));
+    }
+    let bytes = rows
+        .saturating_mul(columns as u64)
+        .saturating_mul(size as u64);
+    if !tunable || bytes < MIN_TUNING_BYTES {
+        return Ok(Some(policy));
+    }
+    let shapes = columns::candidates(columns, size, &limits);
+    let sets: Vec<KernelSet> = shapes
+        .iter()
+        .map(|&shape| KernelSet::ColumnScan { shape, reverse })
+        .collect();
+    prepare(sc, &sets)?;
+    let timer = Timer::new(gpu).warmup(1).reps(3);
+    let mut timings = Vec::with_capacity(shapes.len());
+    let mut best: Option<(ColumnShape, f64)> = None;
+    for shape in &shapes {
+        let ms = timer.time(|| run(*shape))?.median_ms();
+        timings.push((shape.name(), ms));
+        if best.is_none_or(|(_, b)| ms < b) {
+            best = Some((*shape, ms));
+        }
+    }
+    let Some((winner, _)) = best else {
+        return Ok(Some(policy));
+    };
+    let record = ColumnRecord {
+        strip: policy.strip,
+        reverse,
+        choice: columns::choice_of(&winner),
+        timings,
+        n: rows.saturating_mul(columns as u64),
+    };
+    if let Err(why) = store.put_column(&device, op, &record) {
+        eprintln!("monoscan: warning: {why}; the tuned tile is kept for this process only");
+    }
+    Ok(with(sc.plan.install_column(
+        policy.strip,
+        reverse,
+        record.choice,
+    )))
 }

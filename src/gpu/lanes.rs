@@ -7,6 +7,7 @@
 //! by one 1-D scan of rows as vectors under the lane-wise operator (in reverse where that scan
 //! stages). Any other layout is gathered into contiguous rows, scanned, and scattered back.
 
+use super::autotune;
 use super::kernels::OpKernels;
 use super::launch::{self, ColumnScan, DevSlice, RowScan, TensorMap};
 use super::scan::{self, Mode};
@@ -18,7 +19,7 @@ use crate::monoid::Monoid;
 use crate::ops::lanewise::{Lanes as VecLanes, Lanewise};
 use crate::ops::{Flagged, Reversed, Segmented};
 use crate::tuning::policy;
-use crate::tuning::{Numbering, PrefetchPlan, Purpose, TileShape};
+use crate::tuning::{ColumnShape, Numbering, PrefetchPlan, Purpose, TileShape};
 use crate::Algorithm;
 use cudarc::driver::CudaSlice;
 
@@ -171,7 +172,8 @@ fn columns<M: Monoid, In: Element>(
 }
 
 /// The column scan of `lanes` (the columns of a row-major array), where its shape fits the
-/// device: `false` where it does not.
+/// device, in the tile the tuning, the autotuner or the policy gives
+/// ([`autotune::column_shape`]): `false` where it does not fit.
 fn column_scan<M: Monoid>(
     k: &OpKernels<M>,
     inp: DevSlice<M::Elem>,
@@ -181,17 +183,35 @@ fn column_scan<M: Monoid>(
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
-    let size = std::mem::size_of::<M::Elem>();
-    let Some(shape) =
-        policy::column_shape(lanes.inner, size, &k.gpu.info.limits, k.gpu.tuning.column)
+    let rows = lanes.len as u64;
+    let bytes = inp.len() * std::mem::size_of::<M::Elem>() as u64;
+    let disjoint = inp.addr() + bytes <= out.addr() || out.addr() + bytes <= inp.addr();
+    let run = |shape| columns_in(k, shape, inp, out, rows, how, inits, totals);
+    let Some(shape) = autotune::column_shape(k, lanes.inner, rows, how.reverse, disjoint, run)?
     else {
         return Ok(false);
     };
+    run(shape)?;
+    Ok(true)
+}
+
+/// The column scan of `rows` rows in tiles of `shape`.
+#[allow(clippy::too_many_arguments)]
+fn columns_in<M: Monoid>(
+    k: &OpKernels<M>,
+    shape: ColumnShape,
+    inp: DevSlice<M::Elem>,
+    out: DevSlice<M::Elem>,
+    rows: u64,
+    how: &LaneScan<M::Elem>,
+    inits: Option<DevSlice<M::Elem>>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    let size = std::mem::size_of::<M::Elem>();
     let kernel = k.kernels(KernelSet::ColumnScan {
         shape,
         reverse: how.reverse,
     })?;
-    let rows = lanes.len as u64;
     let (tiles, entries) = launch::column_tiles(&kernel, rows, size)?;
     let resident = kernel.resident(Entry::ColumnScan, false);
     // Tiles numbered as the tuning's order says (`Tuning::tile_order`).
@@ -230,8 +250,7 @@ fn column_scan<M: Monoid>(
     };
     // SAFETY: `kernel` is the column-scan module of this operator, whose elements are
     // `M::Elem`.
-    unsafe { launch::column_scan(stream, &kernel, &args, plan) }?;
-    Ok(true)
+    unsafe { launch::column_scan(stream, &kernel, &args, plan) }
 }
 
 /// The columns of a row-major array of `C` columns as one 1-D scan of `C`-vectors (see

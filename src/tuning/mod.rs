@@ -185,7 +185,8 @@ pub struct Tuning {
     /// Stream compaction's staged tile (items up to 32, a whole number of 16-byte chunks per
     /// thread, a tile within the static shared memory limit).
     pub select: Option<ShapeChoice>,
-    /// The column scan's tile: threads per block x rows per thread (`None`: the policy's,
+    /// The column scan's tile: threads per block x rows per thread (`None`: the autotuner's
+    /// where `autotune` is on ([`autotune::columns`]), else the policy's,
     /// [`policy::column_shape`]); a block gets at least one thread per column of a strip.
     pub column: Option<ShapeChoice>,
     /// Whether staged tiles of 128-byte rows arrive by tensor copies (the TMA, sm_90 and newer)
@@ -213,6 +214,8 @@ pub struct Tuning {
     /// Whether an operator has its staged-scan shape timed on its first large scan on a
     /// device (the policy's shape among a few others), and the fastest kept beside the kernel
     /// cache ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
+    /// Column scans are tuned the same way, per strip width and direction, unless `column` is
+    /// set ([`autotune::columns`]).
     pub autotune: bool,
     /// Whether reductions that the staged reduce suits ([`policy::reduce_staged`]: element
     /// sizes other than 4 bytes, expensive combines) run it on sm_80 and newer;

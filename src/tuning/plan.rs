@@ -6,13 +6,15 @@
 
 use super::autotune::Record;
 use super::cost::CombineCost;
-use super::{policy, CombineForm, DeviceLimits, Purpose, ShareScan, TileShape, Tuning};
+use super::{
+    policy, CombineForm, DeviceLimits, Purpose, ShapeChoice, ShareScan, TileShape, Tuning,
+};
 use crate::algorithm::Algorithm;
 use crate::cache::OpKey;
 use crate::codegen::{KernelSet, KernelSpec};
 use crate::error::Result;
 use crate::monoid::CudaOp;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The kernel plan of one operator on one device (or architecture) under one tuning.
 ///
@@ -51,6 +53,8 @@ pub struct Plan {
     tuned_shares: OnceLock<bool>,
     /// The staged scan's shape for small inputs, where the policy has one.
     small: OnceLock<Option<TileShape>>,
+    /// The column scan's tiles found by autotuning, by strip width and direction.
+    columns: Mutex<Vec<((u32, bool), ShapeChoice)>>,
 }
 
 impl Plan {
@@ -77,6 +81,7 @@ impl Plan {
             tuned: OnceLock::new(),
             tuned_shares: OnceLock::new(),
             small: OnceLock::new(),
+            columns: Mutex::new(Vec::new()),
         }
     }
 
@@ -97,6 +102,28 @@ impl Plan {
     pub fn install_record(&self, record: &Record) -> TileShape {
         self.install_share_scan(record.shares);
         self.install_tuned(record.shape)
+    }
+
+    /// Runs column scans of strips of `strip` columns, forwards or in `reverse`, in the tile of
+    /// `choice` (autotuned for this operator and device) from now on; the first choice
+    /// installed for a strip width and direction stays. Returns the choice in use.
+    pub fn install_column(&self, strip: u32, reverse: bool, choice: ShapeChoice) -> ShapeChoice {
+        let mut tuned = self.columns.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, c)) = tuned.iter().find(|(k, _)| *k == (strip, reverse)) {
+            return *c;
+        }
+        tuned.push(((strip, reverse), choice));
+        choice
+    }
+
+    /// The autotuned tile of column scans of strips of `strip` columns, forwards or in
+    /// `reverse`, if one was installed.
+    pub fn tuned_column(&self, strip: u32, reverse: bool) -> Option<ShapeChoice> {
+        let tuned = self.columns.lock().unwrap_or_else(|p| p.into_inner());
+        tuned
+            .iter()
+            .find(|(k, _)| *k == (strip, reverse))
+            .map(|(_, c)| *c)
     }
 
     /// The autotuned shape of the staged scan, if one was installed.

@@ -8,9 +8,10 @@ use crate::tuning::{ColumnShape, DeviceLimits, ShapeChoice, StateLayout};
 /// cut into strips take any number.
 pub const MAX_COLUMNS: usize = 1024;
 
-/// Bytes a column scan's tile aims at: tiles of 32 KiB ran a 524,288 x 32 f32 scan at 0.89 of
-/// a copy on an H100, 16 KiB tiles at 0.64 and 48 to 64 KiB ones at 0.85 (fewer tiles in flight
-/// per SM).
+/// Bytes the policy's column tile aims at: tiles of 32 KiB ran a 524,288 x 32 f32 scan at 0.89
+/// of a copy on an H100, 16 KiB tiles at 0.64 and 48 to 64 KiB ones at 0.85 (fewer tiles in
+/// flight per SM). On an H200 the larger tiles ran faster, so the autotuner times them too
+/// ([`crate::tuning::autotune::columns`]).
 pub const COLUMN_TILE_BYTES: u64 = 32 * 1024;
 
 /// Bytes of a strip's row: rows longer than this are cut into strips of this many bytes, each
@@ -65,6 +66,26 @@ pub fn column_shape(
     limits: &DeviceLimits,
     choice: Option<ShapeChoice>,
 ) -> Option<ColumnShape> {
+    sized_column_shape(columns, size, limits, choice, COLUMN_TILE_BYTES)
+}
+
+/// [`column_shape`] with tiles that aim at `tile_bytes` instead of [`COLUMN_TILE_BYTES`] (where
+/// no `choice` sets the rows): the autotuner's candidates.
+///
+/// ```
+/// use monoscan::tuning::{policy, DeviceLimits};
+/// let h100 = DeviceLimits::for_arch(90);
+/// let s = policy::sized_column_shape(32, 4, &h100, None, 64 * 1024).unwrap();
+/// assert_eq!((s.block, s.groups, s.rows), (256, 8, 64));
+/// assert_eq!(s.tile_bytes(4), 64 * 1024);
+/// ```
+pub fn sized_column_shape(
+    columns: usize,
+    size: usize,
+    limits: &DeviceLimits,
+    choice: Option<ShapeChoice>,
+    tile_bytes: u64,
+) -> Option<ColumnShape> {
     if columns == 0 || size == 0 {
         return None;
     }
@@ -89,7 +110,7 @@ pub fn column_shape(
     let mut groups = block / c;
     let row_bytes = c * size as u64;
     let period = 128 / gcd(row_bytes, 128);
-    let want = COLUMN_TILE_BYTES.div_ceil(groups * row_bytes).max(1);
+    let want = tile_bytes.div_ceil(groups * row_bytes).max(1);
     let rows = match choice {
         Some(s) => u64::from(s.items.max(1)),
         None => 1 + (want - 1).div_ceil(period) * period,

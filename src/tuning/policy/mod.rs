@@ -8,7 +8,7 @@ mod rows;
 mod shares;
 mod small;
 
-pub use columns::{column_shape, COLUMN_TILE_BYTES, MAX_COLUMNS, STRIP_BYTES};
+pub use columns::{column_shape, sized_column_shape, COLUMN_TILE_BYTES, MAX_COLUMNS, STRIP_BYTES};
 pub use reduce::{
     linear_reduce_shape, reduce_linear, reduce_shape, reduce_staged, staged_reduce_shape,
     LINEAR_REDUCE_MIN_BYTES, REDUCE_STAGES,

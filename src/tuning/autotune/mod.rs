@@ -10,10 +10,13 @@
 //! [`crate::Gpu`] runs the timing ([`crate::tuning::Tuning::autotune`] turns it off); this
 //! module decides what is timed and keeps the record's format.
 
+pub mod columns;
+mod text;
+
 use super::cost::CombineCost;
 use super::policy::{self, INLINE_MAX_WEIGHT};
 use super::{DeviceLimits, Purpose, ShapeChoice, TileShape, Tuning};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Whether an operator is autotuned under `tuning`: autotuning is on and the tuning fixes
 /// neither the staged shape nor the chains.
@@ -236,22 +239,19 @@ impl Record {
     /// The record as text: a header line, the shape's fields, then one line per candidate.
     pub fn to_text(&self) -> String {
         let s = &self.shape;
-        let mut text = format!(
-            "{MAGIC}\nversion {}\nn {}\nshape {} {} {} {} {} {} {}\n",
-            env!("CARGO_PKG_VERSION"),
-            self.n,
+        let mut text = text::head(MAGIC, self.n);
+        text.push_str(&format!(
+            "shape {} {} {} {} {} {} {}\nshares {}\n",
             s.block,
             s.items,
             s.lookback,
             u8::from(s.tma),
             u8::from(s.linear),
             s.chains,
-            s.min_blocks
-        );
-        text.push_str(&format!("shares {}\n", u8::from(self.shares)));
-        for (name, ms) in &self.timings {
-            text.push_str(&format!("timed {ms:.6} {name}\n"));
-        }
+            s.min_blocks,
+            u8::from(self.shares)
+        ));
+        text.push_str(&text::tail(&self.timings));
         text
     }
 
@@ -259,24 +259,10 @@ impl Record {
     /// with `limits`; `Err` for another format or crate version, or a shape the staged scan
     /// cannot take there (a record is then ignored and the operator tuned again).
     pub fn parse(text: &str, size: usize, limits: &DeviceLimits) -> Result<Record> {
-        let bad = |why: &str| Error::invalid(format!("tuning record: {why}"));
-        let mut lines = text.lines();
-        if lines.next() != Some(MAGIC) {
-            return Err(bad("not a monoscan tuning record"));
-        }
-        if lines.next() != Some(&format!("version {}", env!("CARGO_PKG_VERSION"))) {
-            return Err(bad("written by another version of monoscan"));
-        }
-        let n = lines
-            .next()
-            .and_then(|l| l.strip_prefix("n "))
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| bad("no size"))?;
-        let fields: Vec<u32> = lines
-            .next()
-            .and_then(|l| l.strip_prefix("shape "))
-            .map(|l| l.split(' ').filter_map(|v| v.parse().ok()).collect())
-            .unwrap_or_default();
+        const WHAT: &str = "tuning record";
+        let bad = |why: &str| text::bad(WHAT, why);
+        let (n, mut lines) = text::read_head(text, MAGIC, WHAT)?;
+        let fields = text::shape_fields(lines.next());
         let [block, items, lookback, tma, linear, chains, min_blocks] = fields[..] else {
             return Err(bad("no shape"));
         };
@@ -307,14 +293,7 @@ impl Record {
         shape.min_blocks = if shape.tma { min_blocks.max(1) } else { 0 };
         let rest: Vec<&str> = lines.collect();
         let shares = rest.contains(&"shares 1");
-        let timings = rest
-            .iter()
-            .filter_map(|l| l.strip_prefix("timed "))
-            .filter_map(|l| {
-                let (ms, name) = l.split_once(' ')?;
-                Some((name.to_string(), ms.parse().ok()?))
-            })
-            .collect();
+        let timings = text::timings(rest);
         Ok(Record {
             shape,
             timings,
