@@ -10,12 +10,13 @@ mod common;
 use common::gpu::gpu;
 use monoscan::bench::classes::{self, Class, Visit};
 use monoscan::cache::{device_key, CacheConfig, KernelCache};
-use monoscan::ops::Sum;
+use monoscan::cpu::Sequential;
+use monoscan::ops::{Mat2, MatMulMod, Sum};
 use monoscan::tuning::autotune::{self, Record};
 use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{ShareScan, TileShape, Tuning};
-use monoscan::{Gpu, Monoid};
+use monoscan::tuning::{CombineForm, ShareScan, TileShape, Tuning};
+use monoscan::{Backend, Gpu, Monoid};
 use std::sync::Arc;
 
 struct EveryCandidate<'a> {
@@ -37,7 +38,14 @@ impl Visit for EveryCandidate<'_> {
         let device = device_key(&info.name, info.cc, info.sm_count);
         let shapes = autotune::candidates(size, &cost, &info.limits, &tuning);
         assert!(!shapes.is_empty(), "{}: no candidate", C::NAME);
-        for shape in shapes {
+        // Every shape in the plan's combine form; where the plan outlines the combine, the
+        // first shape inlined too (the autotuner times its winner that way).
+        let mut records: Vec<(TileShape, Option<CombineForm>)> =
+            shapes.iter().map(|&s| (s, None)).collect();
+        if Plan::new(&op, info.limits, &tuning).combine() == CombineForm::Outlined {
+            records.push((shapes[0], Some(CombineForm::Inline)));
+        }
+        for (shape, combine) in records {
             let dir = tempfile::tempdir().unwrap();
             let cache = Arc::new(KernelCache::new(CacheConfig::dir(dir.path())));
             let record = Record {
@@ -45,15 +53,20 @@ impl Visit for EveryCandidate<'_> {
                 timings: Vec::new(),
                 n: 0,
                 shares: false,
+                combine,
             };
             cache.tuned().put(&device, &op, &record).unwrap();
             let gpu = Gpu::with_cache(info.ordinal, cache).unwrap();
             let tile = shape.tile() as usize;
+            let name = match combine {
+                Some(form) => format!("{} {form}", shape.name()),
+                None => shape.name(),
+            };
             for n in [tile - 1, tile + 1, 7 * tile + 5, 150 * tile + 3] {
                 let xs = class.generate(n, n as u64);
                 let m = classes::check(&gpu, class, &xs)
-                    .unwrap_or_else(|e| panic!("{} under {}: {e}", C::NAME, shape.name()));
-                assert!(m.is_none(), "under {}: {}", shape.name(), m.unwrap());
+                    .unwrap_or_else(|e| panic!("{} under {name}: {e}", C::NAME));
+                assert!(m.is_none(), "under {name}: {}", m.unwrap());
             }
             self.checked += 1;
         }
@@ -201,4 +214,61 @@ fn a_first_large_scan_records_its_winner_per_copy_mode() {
         assert_eq!(record.shape.tma, tma && info.cc >= 90, "{record:?}");
     }
     assert_eq!(cache.tuned().list().unwrap().len(), modes.len());
+}
+
+/// An operator whose plan outlines its combine (the 2x2 matrix product mod p, not
+/// commutative) has its fastest shape timed again with the combine inlined on its first scan
+/// of 64 MiB: the scan and a reduction after it are exact, and the record names the form that
+/// won, which a Gpu on the same cache then builds its modules in.
+#[test]
+fn an_outlined_combine_is_timed_inlined_too() {
+    let Some(base) = gpu() else { return };
+    let info = base.info();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(KernelCache::new(CacheConfig::dir(dir.path())));
+    let op = MatMulMod::default();
+    let tuning = Tuning::default();
+    assert_eq!(
+        Plan::new(&op.cuda(), info.limits, &tuning).combine(),
+        CombineForm::Outlined
+    );
+    let n = (autotune::MIN_TUNING_BYTES / 16) as usize + 5;
+    let p = 1_000_000_007u64;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % p) as u32
+    };
+    let xs: Vec<Mat2> = (0..n)
+        .map(|_| Mat2::new([next(), next(), next(), next()]))
+        .collect();
+    let want = Sequential.inclusive_scan(&op, &xs).unwrap();
+    let gpu = Gpu::with_cache(info.ordinal, cache.clone()).unwrap();
+    let input = gpu.stream().clone_htod(&xs).unwrap();
+    let mut out = gpu.stream().alloc_zeros::<Mat2>(n).unwrap();
+    let scanner = gpu.scanner(&op);
+    scanner.inclusive(&input, &mut out).unwrap();
+    assert!(gpu.stream().clone_dtoh(&out).unwrap() == want);
+    let mut total = gpu.stream().alloc_zeros::<Mat2>(1).unwrap();
+    scanner.reduce(&input, &mut total).unwrap();
+    assert!(gpu.stream().clone_dtoh(&total).unwrap() == [want[n - 1]]);
+    let key = device_key(&info.name, info.cc, info.sm_count);
+    let record = cache
+        .tuned()
+        .get(&key, &op.cuda(), &info.limits)
+        .expect("a record");
+    let form = record.combine.expect("the record names the combine form");
+    let inlined = format!("{} inline", record.shape.name());
+    assert!(
+        record.timings.iter().any(|(name, _)| *name == inlined),
+        "{record:?}"
+    );
+    let later = Gpu::with_cache(info.ordinal, cache).unwrap();
+    let report = later.scanner(&op).prepare().unwrap();
+    assert!(
+        report.modules.iter().all(|m| m.spec.combine == form),
+        "{form}: {report}"
+    );
 }

@@ -47,7 +47,7 @@ pub fn device_key(name: &str, cc: u32, sms: u32) -> String {
 /// record chose among one generation's candidates, so a record of another is not read (the
 /// operator is tuned again; `monoscan cache clear` removes the old file with the rest). It
 /// changes whenever the candidates, or what a stored shape runs, change.
-const CANDIDATES: u32 = 6;
+const CANDIDATES: u32 = 7;
 
 /// The generation of the column scan's candidate tiles
 /// ([`crate::tuning::autotune::columns::candidates`]), hashed into every column record's name
@@ -172,7 +172,8 @@ impl TunedStore {
     }
 
     /// Every record on disk: its path and its shape line, after its `columns` line for column
-    /// records, followed by `; share scan` where the share scan won (or why it is unreadable).
+    /// records, followed by `; share scan` where the share scan won and `; combine inline`
+    /// where the inlined combine did (or why it is unreadable).
     pub fn list(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
         let Some(dir) = &self.dir else {
             return Ok(Vec::new());
@@ -199,13 +200,17 @@ impl TunedStore {
                                 .find(|l| l.starts_with("shape "))
                                 .unwrap_or("(no shape)");
                             let columns = text.lines().find(|l| l.starts_with("columns "));
-                            if let Some(columns) = columns {
-                                format!("{columns}; {shape}")
-                            } else if text.lines().any(|l| l == "shares 1") {
-                                format!("{shape}; share scan")
-                            } else {
-                                shape.to_string()
+                            let mut summary = match columns {
+                                Some(columns) => format!("{columns}; {shape}"),
+                                None => shape.to_string(),
+                            };
+                            if text.lines().any(|l| l == "shares 1") {
+                                summary.push_str("; share scan");
                             }
+                            if text.lines().any(|l| l == "combine inline") {
+                                summary.push_str("; combine inline");
+                            }
+                            summary
                         }
                         Ok(None) => continue,
                         Err(e) => format!("(unreadable: {e})"),
@@ -259,6 +264,7 @@ mod tests {
             timings: vec![("x".into(), 1.0)],
             n: 1 << 26,
             shares: true,
+            combine: Some(crate::tuning::CombineForm::Outlined),
         };
         let device = device_key("NVIDIA H100 80GB HBM3", 90, 132);
         assert_eq!(device, "NVIDIA-H100-80GB-HBM3-sm90-132");
@@ -338,6 +344,7 @@ mod tests {
             timings: vec![],
             n: 1,
             shares: false,
+            combine: None,
         };
         store.put("d", &op, &record).unwrap();
         assert_eq!(store.get("d", &op, &h100), Some(record));

@@ -46,7 +46,7 @@ pub struct TuningArgs {
     #[arg(long, value_name = "WAVES")]
     pub pace_waves: Option<u32>,
     /// How kernels call the combine: `inline` or `outlined` (default: by the combine's
-    /// estimated cost).
+    /// estimated cost, and for outlined combines the faster form where autotuning times both).
     #[arg(long, value_name = "FORM", value_parser = combine_form)]
     pub combine: Option<CombineForm>,
     /// Independent chains each thread of the staged scan folds and scans its run in, 1 to 8

@@ -7,7 +7,7 @@
 use super::kernels::OpKernels;
 use super::prepare::prepare;
 use crate::bench::Timer;
-use crate::codegen::KernelSet;
+use crate::codegen::{CombineForm, KernelSet};
 use crate::error::Result;
 use crate::monoid::Monoid;
 use crate::tuning::autotune::columns::{self, ColumnRecord};
@@ -22,13 +22,16 @@ use crate::tuning::{policy, ColumnShape};
 /// and installed. Where the plan makes the share scan a candidate
 /// ([`crate::tuning::plan::Plan::share_scan_candidate`]), `shares` (the same scan in the share
 /// scan's form; `false` where it does not apply) is timed too, and installed where it is the
-/// fastest. Results never depend on the shape: `run` and `shares` compute the same scan.
+/// fastest. Where the plan outlines the combine and the tuning does not fix the form, the
+/// fastest shape is timed again with the combine inlined (`run` on kernels in that form), and
+/// where that beats every other candidate the plan's modules are built inlined from then on.
+/// Results never depend on the shape or the form: every run computes the same scan.
 pub(super) fn staged_set<M: Monoid>(
     sc: &OpKernels<M>,
     set: KernelSet,
     n: u64,
     tunable: bool,
-    run: impl Fn(KernelSet) -> Result<()>,
+    run: impl Fn(&OpKernels<M>, KernelSet) -> Result<()>,
     shares: impl Fn() -> Result<bool>,
 ) -> Result<KernelSet> {
     let KernelSet::StagedScan(_) = set else {
@@ -57,7 +60,7 @@ pub(super) fn staged_set<M: Monoid>(
     let mut timings = Vec::with_capacity(sets.len());
     let mut best: Option<(usize, f64)> = None;
     for (i, s) in sets.iter().enumerate() {
-        let ms = timer.time(|| run(*s))?.median_ms();
+        let ms = timer.time(|| run(sc, *s))?.median_ms();
         timings.push((shapes[i].name(), ms));
         if best.is_none_or(|(_, b)| ms < b) {
             best = Some((i, ms));
@@ -67,16 +70,32 @@ pub(super) fn staged_set<M: Monoid>(
         return Ok(set);
     };
     let mut won_by_shares = false;
+    let mut best_ms = fastest;
     if sc.plan.share_scan_candidate() && shares()? {
         let ms = timer.time(|| shares().map(|_| ()))?.median_ms();
         timings.push(("share-scan".to_string(), ms));
         won_by_shares = ms < fastest;
+        best_ms = best_ms.min(ms);
+    }
+    let mut combine = None;
+    if sc.plan.combine() == CombineForm::Outlined && gpu.tuning.combine.is_none() {
+        let inlined = sc.in_form(CombineForm::Inline);
+        prepare(&inlined, &sets[winner..=winner])?;
+        let ms = timer.time(|| run(&inlined, sets[winner]))?.median_ms();
+        timings.push((format!("{} inline", shapes[winner].name()), ms));
+        if ms < best_ms {
+            combine = Some(CombineForm::Inline);
+            won_by_shares = false;
+        } else {
+            combine = Some(CombineForm::Outlined);
+        }
     }
     let record = Record {
         shape: shapes[winner],
         timings,
         n,
         shares: won_by_shares,
+        combine,
     };
     if let Err(why) = gpu.cache.tuned().put(&device, op, &record) {
         eprintln!("monoscan: warning: {why}; the tuned shape is kept for this process only");

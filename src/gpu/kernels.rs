@@ -5,11 +5,11 @@ use super::launch::{self, DevSlice};
 use super::module::Loaded;
 use super::{Gpu, KernelInfo};
 use crate::cache::OpKey;
-use crate::codegen::{KernelSet, KernelSpec};
+use crate::codegen::{CombineForm, KernelSet, KernelSpec};
 use crate::error::Result;
 use crate::monoid::{CudaMap, Monoid};
 use crate::tuning::plan::Plan;
-use crate::tuning::{Purpose, TileShape};
+use crate::tuning::{Purpose, TileShape, Tuning};
 use std::sync::{Arc, Mutex};
 
 /// One operator on one GPU: what a [`super::Scanner`] and compaction run their strategies
@@ -63,6 +63,25 @@ impl<'a, M: Monoid> OpKernels<'a, M> {
         match &other.op.op().input {
             Some(map) => self.with_input((**map).clone()),
             None => self,
+        }
+    }
+
+    /// The same operator with its combine called in `form` (and nothing loaded yet): the
+    /// autotuner times a shape in the form the plan does not take.
+    pub(crate) fn in_form(&self, form: CombineForm) -> Self {
+        let tuning = Tuning {
+            combine: Some(form),
+            ..self.gpu.tuning.clone()
+        };
+        OpKernels {
+            gpu: self.gpu,
+            m: self.m,
+            op: self.op.clone(),
+            mapped: self.mapped,
+            plan: Plan::for_key(&self.op, self.gpu.info.limits, &tuning)
+                .deterministic(self.gpu.deterministic),
+            instrument: self.instrument,
+            loaded: Mutex::new(Vec::new()),
         }
     }
 

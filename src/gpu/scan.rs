@@ -138,7 +138,7 @@ fn tuned<M: Monoid, In: crate::element::Element>(
         set,
         n,
         disjoint,
-        |s| single_pass(sc, s, inp, out, plain()),
+        |k, s| single_pass(k, s, inp, out, plain()),
         || match share_set {
             Some(s) => super::shares::scan(sc, s, inp, out, &plain()),
             None => Ok(false),

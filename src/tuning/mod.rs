@@ -206,7 +206,9 @@ pub struct Tuning {
     /// How many first waves of tiles are paced (0 to 64; 0: none).
     pub pace_waves: u32,
     /// How the kernels call the operator's combine (`None`: the policy's choice from the
-    /// combine's estimated cost, [`policy::combine_form`]).
+    /// combine's estimated cost, [`policy::combine_form`]; where the policy outlines it and
+    /// `autotune` is on, the autotuner also times its fastest shape inlined and keeps the
+    /// faster form).
     pub combine: Option<CombineForm>,
     /// Independent chains each thread of the staged scan folds and scans its run in, 1 to 8
     /// (`None`: the policy's choice from the combine's estimated cost, [`policy::chains`]).

@@ -51,6 +51,8 @@ pub struct Plan {
     /// Whether autotuning found the share scan faster than every staged shape, where it timed
     /// it.
     tuned_shares: OnceLock<bool>,
+    /// The combine form autotuning found faster, where it timed both.
+    tuned_combine: OnceLock<CombineForm>,
     /// The staged scan's shape for small inputs, where the policy has one.
     small: OnceLock<Option<TileShape>>,
     /// The column scan's tiles found by autotuning, by strip width and direction.
@@ -80,6 +82,7 @@ impl Plan {
             shapes: Default::default(),
             tuned: OnceLock::new(),
             tuned_shares: OnceLock::new(),
+            tuned_combine: OnceLock::new(),
             small: OnceLock::new(),
             columns: Mutex::new(Vec::new()),
         }
@@ -97,10 +100,15 @@ impl Plan {
     }
 
     /// Installs what autotuning recorded for this operator on this device: the staged scan's
-    /// shape ([`Plan::install_tuned`]) and whether 1-D scans take the share scan
-    /// ([`Plan::install_share_scan`]). Returns the shape in use.
+    /// shape ([`Plan::install_tuned`]), whether 1-D scans take the share scan
+    /// ([`Plan::install_share_scan`]) and, where it names one and the tuning sets none, the
+    /// combine form every module of the plan is built in from now on (the first form installed
+    /// stays). Returns the shape in use.
     pub fn install_record(&self, record: &Record) -> TileShape {
         self.install_share_scan(record.shares);
+        if let (Some(form), None) = (record.combine, self.tuning.combine) {
+            self.tuned_combine.get_or_init(|| form);
+        }
         self.install_tuned(record.shape)
     }
 
@@ -179,14 +187,15 @@ impl Plan {
         self
     }
 
-    /// How the kernels call the combine.
+    /// How the kernels call the combine: the form an installed record names, else the
+    /// tuning's or the policy's ([`policy::combine_form`]).
     pub fn combine(&self) -> CombineForm {
-        self.combine
+        self.tuned_combine.get().copied().unwrap_or(self.combine)
     }
 
     /// The module spec of `set`: uninstrumented, in the plan's combine form.
     pub fn spec(&self, set: KernelSet) -> KernelSpec {
-        KernelSpec::new(set).with_combine(self.combine)
+        KernelSpec::new(set).with_combine(self.combine())
     }
 
     /// The tile shape for `purpose` (an installed autotuned shape for the staged scan, else the
@@ -547,7 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn a_record_installs_its_shape_and_its_share_scan() {
+    fn a_record_installs_its_shape_share_scan_and_combine_form() {
         let op = MatMulMod::default().cuda();
         for shares in [false, true] {
             let p = plan(&op, 90);
@@ -558,15 +567,39 @@ mod tests {
                 timings: Vec::new(),
                 n: 1 << 26,
                 shares,
+                combine: shares.then_some(CombineForm::Inline),
             };
+            assert_eq!(p.combine(), CombineForm::Outlined);
             assert_eq!(p.install_record(&record), shape);
             assert_eq!((p.tuned(), p.share_scan()), (Some(shape), shares));
+            let form = if shares {
+                CombineForm::Inline
+            } else {
+                CombineForm::Outlined
+            };
+            assert_eq!(p.combine(), form);
+            assert_eq!(p.spec(KernelSet::Check).combine, form);
             // A plan keeps its first answer.
             p.install_record(&Record {
                 shares: !shares,
+                combine: Some(CombineForm::Outlined),
+                ..record.clone()
+            });
+            assert_eq!((p.share_scan(), p.combine()), (shares, form));
+            // A form the tuning sets is kept whatever the record says.
+            let fixed = Plan::new(
+                &op,
+                DeviceLimits::for_arch(90),
+                &Tuning {
+                    combine: Some(CombineForm::Outlined),
+                    ..Tuning::default()
+                },
+            );
+            fixed.install_record(&Record {
+                combine: Some(CombineForm::Inline),
                 ..record
             });
-            assert_eq!(p.share_scan(), shares);
+            assert_eq!(fixed.combine(), CombineForm::Outlined);
         }
     }
 

@@ -15,7 +15,7 @@ mod text;
 
 use super::cost::CombineCost;
 use super::policy::{self, INLINE_MAX_WEIGHT};
-use super::{DeviceLimits, Purpose, ShapeChoice, TileShape, Tuning};
+use super::{CombineForm, DeviceLimits, Purpose, ShapeChoice, TileShape, Tuning};
 use crate::error::Result;
 
 /// Whether an operator is autotuned under `tuning`: autotuning is on and the tuning fixes
@@ -230,6 +230,10 @@ pub struct Record {
     /// Whether the share scan ([`crate::tuning::ShareScan`]), timed beside the shapes, was
     /// faster than every one of them: 1-D scans then run it where it applies.
     pub shares: bool,
+    /// How the kernels call the combine, where the autotuner timed the fastest shape in both
+    /// forms (an operator whose policy outlines its combine, [`policy::combine_form`]): inlined
+    /// where that ran faster, else outlined. `None`: the policy's form.
+    pub combine: Option<CombineForm>,
 }
 
 /// The first line of a record file.
@@ -251,6 +255,9 @@ impl Record {
             s.min_blocks,
             u8::from(self.shares)
         ));
+        if let Some(form) = self.combine {
+            text.push_str(&format!("combine {form}\n"));
+        }
         text.push_str(&text::tail(&self.timings));
         text
     }
@@ -293,12 +300,17 @@ impl Record {
         shape.min_blocks = if shape.tma { min_blocks.max(1) } else { 0 };
         let rest: Vec<&str> = lines.collect();
         let shares = rest.contains(&"shares 1");
+        let combine = match rest.iter().find_map(|l| l.strip_prefix("combine ")) {
+            Some(form) => Some(form.parse()?),
+            None => None,
+        };
         let timings = text::timings(rest);
         Ok(Record {
             shape,
             timings,
             n,
             shares,
+            combine,
         })
     }
 }
@@ -446,6 +458,11 @@ mod tests {
                     timings: vec![("a".into(), 0.25), (shape.name(), 0.125)],
                     n: 1 << 24,
                     shares: size == 8,
+                    combine: match size {
+                        48 => Some(CombineForm::Inline),
+                        8 => Some(CombineForm::Outlined),
+                        _ => None,
+                    },
                 };
                 let back = Record::parse(&r.to_text(), size, &h100)
                     .unwrap_or_else(|e| panic!("{size}: {shape:?}: {e}"));
@@ -457,6 +474,7 @@ mod tests {
             timings: vec![],
             n: 5,
             shares: false,
+            combine: None,
         };
         let text = r.to_text();
         assert!(Record::parse(&text.replace("monoscan-tuned 1", "x"), 12, &h100).is_err());
@@ -465,5 +483,7 @@ mod tests {
         // A shape recorded on sm_90 is not one sm_75 can stage.
         assert!(Record::parse(&text, 12, &DeviceLimits::for_arch(75)).is_err());
         assert!(Record::parse("", 12, &h100).is_err());
+        let unrolled = format!("{text}combine unrolled\n");
+        assert!(Record::parse(&unrolled, 12, &h100).is_err());
     }
 }

@@ -78,6 +78,10 @@ pub const INLINE_MAX_WEIGHT: u32 = 24;
 /// kernels, the block-level steps (warp scans and reductions, the look-back's window fold),
 /// kept as rolled loops, and the few combines a thread makes once per tile.
 ///
+/// Bound by memory, an outlined combine can run faster inlined on some devices; the autotuner
+/// times that ([`crate::tuning::autotune::Record::combine`]) and a record it writes replaces
+/// this choice where the tuning leaves it open.
+///
 /// ```
 /// use monoscan::ops::{MatMulMod, Sum};
 /// use monoscan::tuning::{cost::CombineCost, policy, CombineForm, Tuning};
