@@ -80,15 +80,25 @@ pub(super) fn staged_set<M: Monoid>(
     let mut combine = None;
     if sc.plan.combine() == CombineForm::Outlined && gpu.tuning.combine.is_none() {
         let inlined = sc.in_form(CombineForm::Inline);
-        prepare(&inlined, &sets[winner..=winner])?;
-        let ms = timer.time(|| run(&inlined, sets[winner]))?.median_ms();
-        timings.push((format!("{} inline", shapes[winner].name()), ms));
-        if ms < best_ms {
-            combine = Some(CombineForm::Inline);
-            won_by_shares = false;
-        } else {
-            combine = Some(CombineForm::Outlined);
+        // The inlined form is a candidate only: where it does not compile, the operator keeps
+        // the outlined form it already runs in.
+        let ms = match prepare(&inlined, &sets[winner..=winner]) {
+            Ok(_) => Some(timer.time(|| run(&inlined, sets[winner]))?.median_ms()),
+            Err(why) => {
+                eprintln!("monoscan: warning: the inlined combine is not timed: {why}");
+                None
+            }
+        };
+        if let Some(ms) = ms {
+            timings.push((format!("{} inline", shapes[winner].name()), ms));
         }
+        combine = Some(match ms {
+            Some(ms) if ms < best_ms => {
+                won_by_shares = false;
+                CombineForm::Inline
+            }
+            _ => CombineForm::Outlined,
+        });
     }
     let record = Record {
         shape: shapes[winner],
