@@ -1,0 +1,187 @@
+use super::*;
+use crate::monoid::Monoid;
+use crate::ops::{MatMulMod, Sum};
+
+fn plan(op: &CudaOp, cc: u32) -> Plan {
+    Plan::new(op, DeviceLimits::for_arch(cc), &Tuning::default())
+}
+
+#[test]
+fn calls_load_the_set_of_their_size() {
+    let p = plan(&Sum::<i32>::new().cuda(), 90);
+    let one = p.shape(Purpose::OneTile).unwrap();
+    let sp = p.shape(Purpose::SinglePass).unwrap();
+    let staged = p.shape(Purpose::Staged).unwrap();
+    let scan = |n, aligned| p.scan_set(Algorithm::Auto, n, aligned).unwrap();
+    assert_eq!(scan(0, true), KernelSet::OneTile(one));
+    assert_eq!(scan(one.tile(), true), KernelSet::OneTile(one));
+    assert_eq!(scan(one.tile() + 1, true), KernelSet::OneTile(sp));
+    assert_eq!(scan(sp.tile(), true), KernelSet::OneTile(sp));
+    assert_eq!(scan(sp.tile() + 1, false), KernelSet::SinglePass(sp));
+    // Up to 1 MiB the staged scan runs in the small-input tiles, then in the large ones.
+    let small = p.small_staged_shape().unwrap().unwrap();
+    assert!(small.block < staged.block && small.items == staged.items);
+    assert_eq!(scan(sp.tile() + 1, true), KernelSet::StagedScan(small));
+    assert_eq!(scan(1 << 18, true), KernelSet::StagedScan(small));
+    assert_eq!(scan((1 << 18) + 1, true), KernelSet::StagedScan(staged));
+    assert_eq!(scan(1 << 18, false), KernelSet::SinglePass(sp));
+    // An autotuned shape replaces the large tiles only.
+    let tuned = TileShape {
+        linear: true,
+        items: 31,
+        block: 256,
+        ..staged
+    };
+    p.install_tuned(tuned);
+    assert_eq!(scan(1 << 18, true), KernelSet::StagedScan(small));
+    assert_eq!(scan((1 << 18) + 1, true), KernelSet::StagedScan(tuned));
+    let sets = p.sets(Algorithm::Auto).unwrap();
+    assert!(
+        sets.contains(&KernelSet::StagedScan(small))
+            && sets.contains(&KernelSet::StagedScan(tuned))
+    );
+    // Every set a call loads is one `sets` lists.
+    let all = p.sets(Algorithm::Auto).unwrap();
+    for n in [0, 1, one.tile(), sp.tile(), 1 << 18, 1 << 20] {
+        for set in p.sets_for(Algorithm::Auto, n).unwrap() {
+            assert!(all.contains(&set), "{n}: {set:?}");
+        }
+        assert!(all.contains(&scan(n, false)));
+    }
+    assert_eq!(
+        p.sets_for(Algorithm::Auto, 1 << 10).unwrap(),
+        vec![
+            KernelSet::OneTile(one),
+            KernelSet::TiledReduce(p.shape(Purpose::Tiles).unwrap())
+        ]
+    );
+    // Large reductions of a cheap 8-byte combine take the linear layout, smaller ones the
+    // swizzled; `sets` lists both.
+    let p8 = plan(&Sum::<i64>::new().cuda(), 90);
+    let all = p8.sets(Algorithm::Auto).unwrap();
+    let reduce = |n| p8.reduce_set(Algorithm::Auto, n).unwrap();
+    let big = policy::LINEAR_REDUCE_MIN_BYTES / 8;
+    let (KernelSet::StagedReduce(small), KernelSet::StagedReduce(large)) =
+        (reduce(big - 1), reduce(big))
+    else {
+        panic!("8-byte sums take the staged reduce: {:?}", reduce(big));
+    };
+    assert!(!small.linear && large.linear && small.tma && large.tma);
+    for n in [0, big - 1, big, u64::MAX] {
+        assert!(all.contains(&reduce(n)), "{n}");
+        assert!(p8
+            .sets_for(Algorithm::Auto, n)
+            .unwrap()
+            .contains(&reduce(n)));
+    }
+    // Expensive combines and tunings that fix the staged shape keep one staged shape.
+    assert_eq!(
+        plan(&MatMulMod::default().cuda(), 90)
+            .small_staged_shape()
+            .unwrap(),
+        None
+    );
+    let fixed = Plan::new(
+        &Sum::<i32>::new().cuda(),
+        DeviceLimits::for_arch(90),
+        &Tuning {
+            staged: Some(crate::tuning::ShapeChoice::new(256, 32)),
+            ..Tuning::default()
+        },
+    );
+    assert_eq!(fixed.small_staged_shape().unwrap(), None);
+    assert_eq!(fixed.sets(Algorithm::Auto).unwrap().len(), 5);
+    // Before sm_80 there is no staged scan.
+    let turing = plan(&Sum::<i32>::new().cuda(), 75);
+    assert_eq!(turing.sets(Algorithm::Auto).unwrap().len(), 4);
+}
+
+#[test]
+fn a_record_installs_its_shape_share_scan_and_combine_form() {
+    let op = MatMulMod::default().cuda();
+    for shares in [false, true] {
+        let p = plan(&op, 90);
+        let shape = p.shape(Purpose::Staged).unwrap();
+        assert!(p.share_scan_candidate() && !p.share_scan() && p.tuned().is_none());
+        let record = Record {
+            shape,
+            timings: Vec::new(),
+            n: 1 << 26,
+            shares,
+            combine: shares.then_some(CombineForm::Inline),
+        };
+        assert_eq!(p.combine(), CombineForm::Outlined);
+        assert_eq!(p.install_record(&record), shape);
+        assert_eq!((p.tuned(), p.share_scan()), (Some(shape), shares));
+        let form = if shares {
+            CombineForm::Inline
+        } else {
+            CombineForm::Outlined
+        };
+        assert_eq!(p.combine(), form);
+        assert_eq!(p.spec(KernelSet::Check).combine, form);
+        // A plan keeps its first answer.
+        p.install_record(&Record {
+            shares: !shares,
+            combine: Some(CombineForm::Outlined),
+            ..record.clone()
+        });
+        assert_eq!((p.share_scan(), p.combine()), (shares, form));
+        // A form the tuning sets is kept whatever the record says.
+        let fixed = Plan::new(
+            &op,
+            DeviceLimits::for_arch(90),
+            &Tuning {
+                combine: Some(CombineForm::Outlined),
+                ..Tuning::default()
+            },
+        );
+        fixed.install_record(&Record {
+            combine: Some(CombineForm::Inline),
+            ..record
+        });
+        assert_eq!(fixed.combine(), CombineForm::Outlined);
+    }
+}
+
+#[test]
+fn deterministic_and_textbook_plans() {
+    let op = Sum::<i32>::new().cuda();
+    let det = plan(&op, 90).deterministic(true);
+    let tiles = det.shape(Purpose::Tiles).unwrap();
+    assert_eq!(
+        det.scan_set(Algorithm::Auto, 1 << 20, true).unwrap(),
+        KernelSet::ReduceThenScan(tiles)
+    );
+    assert_eq!(
+        det.sets(Algorithm::Auto).unwrap(),
+        det.sets(Algorithm::Hierarchical).unwrap()
+    );
+    let p = plan(&op, 90);
+    let block = p.textbook_block().unwrap();
+    assert_eq!(
+        p.sets_for(Algorithm::BrentKung, 5).unwrap(),
+        vec![
+            KernelSet::BrentKung { block },
+            KernelSet::TreeReduce { block }
+        ]
+    );
+}
+
+#[test]
+fn the_plan_carries_the_combine_form() {
+    let cheap = plan(&Sum::<i32>::new().cuda(), 90);
+    let set = KernelSet::Check;
+    assert_eq!(cheap.spec(set), KernelSpec::new(set));
+    let dear = plan(&MatMulMod::default().cuda(), 90);
+    assert_eq!(dear.spec(set).combine, CombineForm::Outlined);
+    let forced = Plan::new(
+        &MatMulMod::default().cuda(),
+        DeviceLimits::for_arch(90),
+        &Tuning {
+            combine: Some(CombineForm::Inline),
+            ..Tuning::default()
+        },
+    );
+    assert_eq!(forced.spec(set), KernelSpec::new(set));
+}
