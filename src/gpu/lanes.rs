@@ -369,7 +369,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
                 TensorMap::unused()
             };
             let mut tuning = k.gpu.tuning.clone();
-            tuning.pace = policy::row_pace(tuning.pace, count);
+            tuning.pace = policy::row_pace(tuning.pace, count, row, shape.tile());
             if count > 1 && !tuning.row_prefetch.prefetches(row, shape.tile()) {
                 tuning.prefetch_kib = 0;
             }

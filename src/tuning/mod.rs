@@ -117,7 +117,7 @@ impl FromStr for ShapeChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pace {
     /// At [`Tuning::DEFAULT_PACE_SHARE`] of the device's peak DRAM bandwidth (no pacing where
-    /// the driver reports no bandwidth); batches of more than one row are not paced.
+    /// the driver reports no bandwidth); batches of rows that fit in a tile are not paced.
     Auto,
     /// Not paced: every resident block issues its copy at once.
     Off,
