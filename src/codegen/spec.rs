@@ -363,7 +363,7 @@ impl KernelSet {
             }
             (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
             (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
-                s.shares_smem_bytes(elem_size)
+                s.reduce_shares_smem_bytes(elem_size)
             }
             (KernelSet::ShareScan(s), Entry::ShareTotals | Entry::ShareScan)
                 if s.shares_fit(elem_size) =>

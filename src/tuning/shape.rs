@@ -277,14 +277,25 @@ impl TileShape {
         (size / a) as u32
     }
 
-    /// Dynamic shared memory of the staged reduce's share form (`reduce_shares` in
-    /// `templates/lib/share_fold.cuh`): 1 KiB of slack that lets the buffers start on 1 KiB,
-    /// [`super::policy::SHARE_STAGES`] steps of [`Self::share_columns`] columns of a row per
-    /// thread, the block's state and the mbarriers.
+    /// Dynamic shared memory of the share scan (`templates/share_scan.cu`): 1 KiB of slack
+    /// that lets the buffers start on 1 KiB, [`super::policy::SHARE_STAGES`] steps of
+    /// [`Self::share_columns`] columns of a row per thread, the block's state and the
+    /// mbarriers.
     pub fn shares_smem_bytes(&self, size: usize) -> usize {
         let stages = super::policy::SHARE_STAGES as usize;
         let state = self.reduce_state_bytes(size);
         (Self::share_columns(size) as usize * self.block as usize * 128)
+            .saturating_mul(stages)
+            .saturating_add(1024 + state + 8 * stages)
+    }
+
+    /// Dynamic shared memory of the staged reduce's share form (`reduce_shares` in
+    /// `templates/lib/share_fold.cuh`): as [`Self::shares_smem_bytes`], but its stages hold
+    /// one 128-byte column of a row per thread whatever the element's size.
+    pub fn reduce_shares_smem_bytes(&self, size: usize) -> usize {
+        let stages = super::policy::SHARE_STAGES as usize;
+        let state = self.reduce_state_bytes(size);
+        (self.block as usize * 128)
             .saturating_mul(stages)
             .saturating_add(1024 + state + 8 * stages)
     }

@@ -2,8 +2,9 @@
 // The host views the input's first `rows` equal shares as the rows of a 2D tensor map
 // (128-byte columns, the 128-byte swizzle): thread t of block b owns row b * MS_BLOCK + t,
 // MS_SHARE_COLUMNS columns per step (the fewest that hold whole elements), the steps arriving
-// by tensor copies through MS_SHARE_STAGES buffers. Used by the staged reduce's share form
-// (lib/share_fold.cuh) and the share scan (share_scan.cu).
+// by tensor copies through MS_SHARE_STAGES buffers. Used by the share scan (share_scan.cu); the
+// staged reduce's share form (lib/share_fold.cuh) takes the same map and swizzle, one column
+// per stage.
 #define MS_SHARE_STAGES {{ share_stages }}
 #define MS_SHARE_COLUMNS {{ share_columns }}
 #define MS_SHARE_BOXES ((MS_BLOCK + 255) / 256)

@@ -6,9 +6,9 @@ use crate::tuning::cost::CombineCost;
 #[cfg(doc)]
 use crate::tuning::TileShape;
 
-/// Step buffers of the staged reduce's share form: two keep an expensive combine busy (each
-/// step is a run of combines per thread) and leave shared memory for three blocks of 256
-/// threads per SM where a step is one 128-byte column per thread.
+/// Stage buffers of the share forms: the share scan's hold a step each, the staged reduce's
+/// one 128-byte column of a row per thread. Two keep an expensive combine busy and leave
+/// shared memory for three blocks of 256 threads per SM where a stage is one column.
 pub const SHARE_STAGES: u32 = 2;
 
 /// The fewest steps per share for which the share form runs: below, the input is too small

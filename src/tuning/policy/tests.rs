@@ -528,6 +528,16 @@ fn share_steps_hold_whole_elements_and_fit_where_they_apply() {
         let s = shape(size, 90, Purpose::StagedReduce).unwrap();
         if s.shares_fit(size) {
             assert!(s.shares_smem_bytes(size) <= hopper().shared_per_block_optin as usize);
+            // The reduce stages one column per stage, whatever the element's size: three
+            // blocks of 256 threads fit an SM of sm_90.
+            let reduce = s.reduce_shares_smem_bytes(size);
+            assert!(reduce <= s.shares_smem_bytes(size), "{size}");
+            if s.block == 256 {
+                assert!(
+                    3 * reduce <= hopper().shared_per_sm as usize,
+                    "{size}: {reduce}"
+                );
+            }
         }
         // Powers of two up to 128 bytes and the sizes of three columns take it on sm_90.
         if size.is_power_of_two() || [12, 24, 48].contains(&size) {
