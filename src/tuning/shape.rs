@@ -282,20 +282,22 @@ impl TileShape {
     /// [`Self::share_columns`] columns of a row per thread, the block's state and the
     /// mbarriers.
     pub fn shares_smem_bytes(&self, size: usize) -> usize {
-        let stages = super::policy::SHARE_STAGES as usize;
-        let state = self.reduce_state_bytes(size);
-        (Self::share_columns(size) as usize * self.block as usize * 128)
-            .saturating_mul(stages)
-            .saturating_add(1024 + state + 8 * stages)
+        self.share_stages_smem_bytes(size, Self::share_columns(size))
     }
 
     /// Dynamic shared memory of the staged reduce's share form (`reduce_shares` in
     /// `templates/lib/share_fold.cuh`): as [`Self::shares_smem_bytes`], but its stages hold
     /// one 128-byte column of a row per thread whatever the element's size.
     pub fn reduce_shares_smem_bytes(&self, size: usize) -> usize {
+        self.share_stages_smem_bytes(size, 1)
+    }
+
+    /// The share forms' dynamic shared memory with stages of `columns` 128-byte columns of a
+    /// row per thread.
+    fn share_stages_smem_bytes(&self, size: usize, columns: u32) -> usize {
         let stages = super::policy::SHARE_STAGES as usize;
         let state = self.reduce_state_bytes(size);
-        (self.block as usize * 128)
+        (columns as usize * self.block as usize * 128)
             .saturating_mul(stages)
             .saturating_add(1024 + state + 8 * stages)
     }
