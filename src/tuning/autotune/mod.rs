@@ -36,7 +36,8 @@ pub fn applies(tuning: &Tuning) -> bool {
 /// lifted or imposed (registers against resident blocks; two blocks per SM as a middle
 /// ground), the other layout where both apply (32-byte and larger power-of-two sizes), and,
 /// for expensive combines, 1, 2 and 4 chains and runs of about 256 bytes in tiles of
-/// [`EXPENSIVE_THREADS`] ([`expensive_items`]). At most [`MAX_CANDIDATES`], each one the policy accepts, none
+/// [`EXPENSIVE_THREADS`] ([`expensive_items`]) and in the most threads whose tiles fit
+/// [`PACKED_BLOCKS`] to an SM ([`packed_runs`]). At most [`MAX_CANDIDATES`], each one the policy accepts, none
 /// twice.
 pub fn candidates(
     size: usize,
@@ -98,6 +99,17 @@ pub fn candidates(
             Some(ShapeChoice::new(EXPENSIVE_THREADS, expensive_items(size))),
             None,
         ));
+        // The same runs (and, where their count is even, one element shorter: the linear
+        // layout's odd runs) in the most threads whose tiles still fit PACKED_BLOCKS to an
+        // SM: 192 threads leave 48-byte runs of 9 two tiles an SM, 166 KB of 228.
+        for items in packed_runs(size) {
+            let packed = (1..=MAX_PACKED_THREADS / 32).rev().find_map(|warps| {
+                let s = with(Some(ShapeChoice::new(warps * 32, items)), None)?;
+                let blocks = limits.blocks_per_sm(s.block, s.staged_smem_bytes(size));
+                (blocks >= PACKED_BLOCKS).then_some(s)
+            });
+            push(packed);
+        }
     }
     // Half the threads per tile (whole warps).
     let half = (base.block / 2).max(32) / 32 * 32;
@@ -180,6 +192,37 @@ pub const MAX_CANDIDATES: usize = 6;
 
 /// Threads per tile of the candidate with long runs for expensive combines.
 pub const EXPENSIVE_THREADS: u32 = 192;
+
+/// Resident tiles per SM of the packed candidates for expensive combines: the most threads
+/// (up to [`MAX_PACKED_THREADS`]) whose tiles fit this many to an SM. On an H200 at 1 GiB,
+/// tiles of about 54 KB four to an SM scanned fastest (fraction of copy): 48-byte affine maps
+/// 0.855 in 128x9 against 0.798 in 192x9 (two per SM) and 0.701 in 64x9 (eight), the affine
+/// maps mod p 0.872 in 224x15 against 0.852 in 128x17 (six), Welford 0.711 in 192x11 against
+/// 0.680 in 128x11 (six); see the algorithms guide.
+pub const PACKED_BLOCKS: u32 = 4;
+
+/// Threads per tile of the packed candidates, at most.
+pub const MAX_PACKED_THREADS: u32 = 256;
+
+/// The run lengths of the packed candidates for expensive combines of `size`-byte elements:
+/// [`expensive_items`], and where that count is even (power-of-two sizes below 32 bytes, which
+/// it leaves to the swizzled layout), one element fewer, whose odd runs the linear layout
+/// takes.
+///
+/// ```
+/// use monoscan::tuning::autotune::packed_runs;
+/// assert_eq!(packed_runs(16), [16, 15]);
+/// assert_eq!(packed_runs(48), [9]);
+/// assert_eq!(packed_runs(24), [11]);
+/// ```
+pub fn packed_runs(size: usize) -> Vec<u32> {
+    let items = expensive_items(size);
+    if items % 2 == 0 {
+        vec![items, items - 1]
+    } else {
+        vec![items]
+    }
+}
 
 /// Elements in a run of the long-run candidate for expensive combines of `size`-byte
 /// elements: about 256 bytes, as a power-of-two count for power-of-two sizes below 32 bytes (a
@@ -413,6 +456,17 @@ mod tests {
                     .any(|s| (s.block, s.items) == (EXPENSIVE_THREADS, expensive_items(size))),
                 "{size}: {c:?}"
             );
+        }
+        // And the same runs, or odd ones, in tiles packed four to an SM: 48-byte runs of 9
+        // in 128 threads, 16-byte runs of 15 (linear) in 224.
+        for (size, threads, items) in [(48, 128, 9), (16, 224, 15), (24, 192, 11)] {
+            let c = candidates(size, &dear(), &h100, &t);
+            let Some(s) = c.iter().find(|s| (s.block, s.items) == (threads, items)) else {
+                panic!("{size}: {c:?}");
+            };
+            let blocks = h100.blocks_per_sm(s.block, s.staged_smem_bytes(size));
+            assert_eq!(blocks, PACKED_BLOCKS, "{size}: {s:?}");
+            assert!(s.linear, "{size}: {s:?}");
         }
         // 7-byte elements, read four at a time, also try runs of one and two groups more, the
         // longer ones in as many threads (on an H100: 320x20, then 256x24 and 256x28).
