@@ -23,10 +23,7 @@ __device__ __forceinline__ void ms_share_issue_column(const ms_tensor_map* map, 
                                                       ms_u64* bar) {
     const ms_u32 b = ms_shared_addr(bar);
     ms_bar_expect(b, (ms_u32)MS_RSHARE_STAGE_BYTES);
-#pragma unroll
-    for (int q = 0; q < MS_SHARE_BOXES; ++q) {
-        ms_tma_box(map, ms_shared_addr(buf + q * MS_SHARE_ROWS * 128), k * 128, first_row + q * MS_SHARE_ROWS, b);
-    }
+    ms_share_issue_boxes(map, k, first_row, buf, b);
 }
 {% endif %}template <typename Map>
 __device__ __forceinline__ void ms_reduce_shares(ms_elem* partials, ms_u64 rows, ms_u32 steps, ms_u32 parts,

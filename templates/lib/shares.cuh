@@ -24,17 +24,24 @@ static_assert(MS_SHARE_STEP_BYTES % sizeof(ms_elem) == 0 && sizeof(ms_elem) % MS
 {% elif share_unit == 4 %}typedef ms_u32 ms_share_unit;
 {% elif share_unit == 2 %}typedef unsigned short ms_share_unit;
 {% else %}typedef unsigned char ms_share_unit;
-{% endif %}// Thread 0: starts the copies of step `j` of the block's rows into `buf`, completing on `bar`.
+{% endif %}// Thread 0: starts the copies of 128-byte column `column` (counted over the whole share) of
+// the block's rows into the column buffer `buf`, completing on the mbarrier at shared address
+// `bar`, which the caller has told to expect them.
+__device__ __forceinline__ void ms_share_issue_boxes(const ms_tensor_map* map, ms_u32 column, ms_u32 first_row,
+                                                     char* buf, ms_u32 bar) {
+#pragma unroll
+    for (int k = 0; k < MS_SHARE_BOXES; ++k) {
+        ms_tma_box(map, ms_shared_addr(buf + k * MS_SHARE_ROWS * 128), column * 128, first_row + k * MS_SHARE_ROWS,
+                   bar);
+    }
+}
+// Thread 0: starts the copies of step `j` of the block's rows into `buf`, completing on `bar`.
 __device__ __forceinline__ void ms_share_issue(const ms_tensor_map* map, ms_u32 j, ms_u32 first_row, char* buf, ms_u64* bar) {
     const ms_u32 b = ms_shared_addr(bar);
     ms_bar_expect(b, (ms_u32)MS_SHARE_STAGE_BYTES);
 #pragma unroll
     for (int c = 0; c < MS_SHARE_COLUMNS; ++c) {
-#pragma unroll
-        for (int k = 0; k < MS_SHARE_BOXES; ++k) {
-            ms_tma_box(map, ms_shared_addr(buf + (c * MS_BLOCK + k * MS_SHARE_ROWS) * 128),
-                       (j * MS_SHARE_COLUMNS + c) * 128, first_row + k * MS_SHARE_ROWS, b);
-        }
+        ms_share_issue_boxes(map, j * MS_SHARE_COLUMNS + c, first_row, buf + c * MS_BLOCK * 128, b);
     }
 }
 // Thread 0: initialises the stages' barriers and starts the first steps' copies.
