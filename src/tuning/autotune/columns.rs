@@ -18,9 +18,18 @@ use crate::tuning::{ColumnShape, DeviceLimits, ShapeChoice, Tuning};
 /// The tile sizes the candidates aim at, bytes: the policy's first.
 pub const CANDIDATE_TILE_BYTES: [u64; 3] = [policy::COLUMN_TILE_BYTES, 48 << 10, 64 << 10];
 
+/// Resident tiles per SM of the packed candidate: the largest tile (of the same threads) that
+/// fits this many to an SM. 48 KiB tiles of 32 columns fit four to an H200's SM and 64 KiB
+/// ones three, both 192 KiB in all; 54 KiB tiles fit four, 216 KiB. On two H200s (fraction of
+/// copy, runs alternated in one device call each) 8 columns of f32 (2,097,152 x 8) scanned at
+/// 0.858–0.859 and 0.819–0.826 in 256 x 53 against 0.812–0.813 and 0.800–0.817 in 256 x 65
+/// (64 KiB, three to an SM); 32 columns ran within the runs' spread either way.
+pub const PACKED_COLUMN_BLOCKS: u32 = 4;
+
 /// The column-scan shapes timed for `columns` columns of `size`-byte elements on a device with
 /// `limits`: the policy's ([`policy::column_shape`]), then tiles of the same threads aiming at
-/// the larger sizes of [`CANDIDATE_TILE_BYTES`], none twice (shared memory can cap the rows of
+/// the larger sizes of [`CANDIDATE_TILE_BYTES`], then the largest tile between those sizes
+/// that fits [`PACKED_COLUMN_BLOCKS`] to an SM, none twice (shared memory can cap the rows of
 /// a larger tile at the policy's). Empty where the column scan does not take such columns.
 ///
 /// ```
@@ -28,18 +37,30 @@ pub const CANDIDATE_TILE_BYTES: [u64; 3] = [policy::COLUMN_TILE_BYTES, 48 << 10,
 /// let h100 = DeviceLimits::for_arch(90);
 /// let shapes = columns::candidates(32, 4, &h100);
 /// let rows: Vec<u32> = shapes.iter().map(|s| s.rows).collect();
-/// assert_eq!(rows, [32, 48, 64]);
+/// assert_eq!(rows, [32, 48, 64, 54]);
 /// assert!(columns::candidates(2000, 12, &h100).is_empty());
 /// ```
 pub fn candidates(columns: usize, size: usize, limits: &DeviceLimits) -> Vec<ColumnShape> {
     let mut out: Vec<ColumnShape> = Vec::new();
-    for bytes in CANDIDATE_TILE_BYTES {
-        if let Some(s) = policy::sized_column_shape(columns, size, limits, None, bytes) {
+    let mut push = |s: Option<ColumnShape>| {
+        if let Some(s) = s {
             if !out.contains(&s) {
                 out.push(s);
             }
         }
+    };
+    for bytes in CANDIDATE_TILE_BYTES {
+        push(policy::sized_column_shape(
+            columns, size, limits, None, bytes,
+        ));
     }
+    let smallest = CANDIDATE_TILE_BYTES[0] >> 10;
+    let largest = CANDIDATE_TILE_BYTES[CANDIDATE_TILE_BYTES.len() - 1] >> 10;
+    push((smallest..=largest).rev().find_map(|kib| {
+        let s = policy::sized_column_shape(columns, size, limits, None, kib << 10)?;
+        let blocks = limits.blocks_per_sm(s.block, s.smem_bytes(size) as usize);
+        (blocks >= PACKED_COLUMN_BLOCKS).then_some(s)
+    }));
     out
 }
 
@@ -149,12 +170,18 @@ mod tests {
                 }
             }
         }
-        // 32 columns of f32: tiles of 32, 48 and 64 KiB.
-        let bytes: Vec<u64> = candidates(32, 4, &h100)
-            .iter()
-            .map(|s| s.tile_bytes(4) >> 10)
-            .collect();
-        assert_eq!(bytes, [32, 48, 64]);
+        // 32 columns of f32: tiles of 32, 48 and 64 KiB, then 54 KiB, four to an SM.
+        let shapes = candidates(32, 4, &h100);
+        let bytes: Vec<u64> = shapes.iter().map(|s| s.tile_bytes(4) >> 10).collect();
+        assert_eq!(bytes, [32, 48, 64, 54]);
+        let blocks = |s: &ColumnShape| h100.blocks_per_sm(s.block, s.smem_bytes(4) as usize);
+        assert_eq!(blocks(&shapes[3]), PACKED_COLUMN_BLOCKS);
+        assert!(blocks(&shapes[2]) < PACKED_COLUMN_BLOCKS);
+        // 8 columns: rows of one more than a multiple of four, 53 for four tiles an SM.
+        let eight = candidates(8, 4, &h100);
+        let rows: Vec<u32> = eight.iter().map(|s| s.rows).collect();
+        assert_eq!(rows, [33, 49, 65, 53]);
+        assert_eq!(blocks(&eight[3]), PACKED_COLUMN_BLOCKS);
     }
 
     #[test]
