@@ -21,11 +21,46 @@ static_assert(MS_CHAINS >= 1 && MS_ITEMS % MS_CHAINS == 0 && MS_CHAIN_ITEMS % MS
 #define MS_CHAIN_COMBINE MsOp::combine_ilp
 {% if chains == 1 %}#define MS_CHAIN_UNROLL MS_STEP_UNROLL
 {% else %}#define MS_CHAIN_UNROLL _Pragma("unroll 1")
-{% endif %}// Folds this thread's run (items at or past `valid` of the tile count as the identity) into
-// parts[c], the total of part c.
+{% endif %}// Step s of the fold: group s of every part, combined into parts[c]. Where `full` is false,
+// items at or past `valid` of the tile count as the identity.
+template <typename Map>
+__device__ __forceinline__ void ms_run_fold_step(const ms_chunk_bits* buf, int s, bool full, ms_u64 valid,
+                                                 ms_elem (&parts)[MS_CHAINS]) {
+    typedef typename Map::in_t in_t;
+    const ms_u64 first = (ms_u64)threadIdx.x * MS_ITEMS;
+#pragma unroll
+    for (int c = 0; c < MS_CHAINS; ++c) {
+        const int j = c * MS_CHAIN_GROUPS + s;
+        const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
+#pragma unroll
+        for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+            const int i = j * MS_GROUP_ELEMS + e;
+            const ms_elem x = (full || ms_physical(first + i) < valid) ? Map::apply(g.e[MS_IN_GROUP(e)])
+                                                                      : MsOp::identity();
+            parts[c] = (s == 0 && e == 0) ? x : MS_CHAIN_COMBINE(parts[c], x);
+        }
+    }
+}
+// Folds this thread's run (items at or past `valid` of the tile count as the identity) into
+// parts[c], the total of part c. Runs of more than MS_FOLD_UNROLLED_TAIL items step the
+// last, partial tile through a rolled loop, so that its per-item checks, unrolled over the
+// whole run, do not raise the registers every full tile's fold is compiled with (1-byte
+// elements in runs of 124: 255 registers and spills, one block per SM where two fit);
+// shorter runs check their items in the unrolled loop, which ran faster there (16-byte
+// elements in 384 x 7 tiles capped at 32 registers).
+#define MS_FOLD_UNROLLED_TAIL 16
 template <typename Map>
 __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full, ms_u64 valid,
                                             ms_elem (&parts)[MS_CHAINS]) {
+#if MS_ITEMS > MS_FOLD_UNROLLED_TAIL
+    if (full) {
+        MS_CHAIN_UNROLL
+        for (int s = 0; s < MS_CHAIN_GROUPS; ++s) ms_run_fold_step<Map>(buf, s, true, valid, parts);
+    } else {
+#pragma unroll 1
+        for (int s = 0; s < MS_CHAIN_GROUPS; ++s) ms_run_fold_step<Map>(buf, s, false, valid, parts);
+    }
+#else
     typedef typename Map::in_t in_t;
     const ms_u64 first = (ms_u64)threadIdx.x * MS_ITEMS;
     MS_CHAIN_UNROLL
@@ -43,6 +78,7 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
             }
         }
     }
+#endif
 }
 // Scans this thread's run in place from `run`, given the parts' totals from ms_run_fold (the
 // buffer then holds results, as ms_elem). Items past the data are the identity in reverse,
