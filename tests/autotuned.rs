@@ -3,7 +3,8 @@
 //! shape it can choose is stored as the tuned record of a fresh cache, and a GPU on that cache
 //! scans (inclusive, exclusive with its total) and reduces inputs of partial, whole and many
 //! tiles exactly as the sequential CPU scan does (within the derived tolerance for the float
-//! classes); so does the share scan, which the autotuner also times. GPU tests skip without a GPU (fail instead under MONOSCAN_REQUIRE_GPU=1).
+//! classes); so does the share scan, which the autotuner also times, and so does the staged
+//! reduce in every tile its autotuner can choose. GPU tests skip without a GPU (fail instead under MONOSCAN_REQUIRE_GPU=1).
 
 mod common;
 
@@ -15,7 +16,7 @@ use monoscan::ops::{Mat2, MatMulMod, Sum};
 use monoscan::tuning::autotune::{self, Record};
 use monoscan::tuning::cost::CombineCost;
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{CombineForm, ShareScan, TileShape, Tuning};
+use monoscan::tuning::{CombineForm, ShapeChoice, ShareScan, TileShape, Tuning};
 use monoscan::{Backend, Gpu, Monoid};
 use std::sync::Arc;
 
@@ -271,4 +272,109 @@ fn an_outlined_combine_is_timed_inlined_too() {
         report.modules.iter().all(|m| m.spec.combine == form),
         "{form}: {report}"
     );
+}
+
+/// Every tile the reduce autotuner times (`Plan::reduce_candidates`) for every class and size
+/// class that large reductions fold tile by tile, set as the tuning's tile, reduces inputs of
+/// a partial tile, of a few tiles and of several tiles per resident block exactly as the
+/// sequential fold does (within the derived tolerance for the float classes).
+struct EveryReduceCandidate<'a> {
+    base: &'a Gpu,
+    checked: usize,
+}
+
+impl Visit for EveryReduceCandidate<'_> {
+    type Error = std::convert::Infallible;
+    fn visit<C: Class>(&mut self, class: &C) -> Result<(), Self::Error> {
+        let info = self.base.info();
+        let plan = Plan::new(&class.cuda(), info.limits, &Tuning::default());
+        let shapes = plan.reduce_candidates();
+        for s in &shapes {
+            let tuning = Tuning {
+                reduce: Some(ShapeChoice::new(s.block, s.items)),
+                ..Tuning::default()
+            };
+            let Some(gpu) = common::gpu::gpu_with(tuning) else {
+                return Ok(());
+            };
+            let tile = s.tile() as usize;
+            let many = (8 * info.sm_count as usize + 3) * tile + 7;
+            for n in [tile - 1, 3 * tile + 5, many] {
+                let xs = class.generate(n, n as u64 + 11);
+                let got = gpu
+                    .reduce(class, &xs)
+                    .unwrap_or_else(|e| panic!("{} under {}: {e}", C::NAME, s.name()));
+                let want = Sequential.reduce(class, &xs).unwrap();
+                let tol = class.tolerance(&xs);
+                assert!(
+                    class.agrees(&tol, &got, &want),
+                    "{} reduced in {}, n {n}: {got:?} instead of {want:?}",
+                    C::NAME,
+                    s.name()
+                );
+            }
+            self.checked += 1;
+        }
+        if !shapes.is_empty() {
+            eprintln!("{}: every reduce candidate agrees", C::NAME);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn every_class_agrees_under_every_reduce_candidate() {
+    let Some(base) = gpu() else { return };
+    let mut v = EveryReduceCandidate { base, checked: 0 };
+    let Ok(()) = classes::visit_all(&mut v);
+    let Ok(()) = classes::visit_sizes(&mut v);
+    // From sm_80 on: every size class but 4 bytes, and the cheap classes, in three tiles or
+    // more each.
+    if base.info().cc >= 80 {
+        assert!(v.checked >= 50, "only {} tiles checked", v.checked);
+    }
+}
+
+/// A first reduction of 64 MiB of `Sum<u64>` on a fresh cache times the staged reduce's
+/// candidate tiles: the total is exact, the cache keeps a reduce record naming one of them
+/// with a time for each, and a second Gpu on the same cache, which reads that record, reduces
+/// exactly too and leaves the one record.
+#[test]
+fn a_first_large_reduction_records_its_tile() {
+    let Some(base) = gpu() else { return };
+    let info = base.info();
+    let op = Sum::<u64>::new();
+    let plan = Plan::new(&op.cuda(), info.limits, &Tuning::default());
+    let shapes = plan.reduce_candidates();
+    if shapes.len() < 2 {
+        // Before sm_80: no staged reduce to tune.
+        assert!(info.cc < 80, "{shapes:?}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(KernelCache::new(CacheConfig::dir(dir.path())));
+    let n = (autotune::MIN_TUNING_BYTES / 8) as usize + 5;
+    let xs: Vec<u64> = (0..n as u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let want = xs.iter().fold(0u64, |a, &x| a.wrapping_add(x));
+    let key = device_key(&info.name, info.cc, info.sm_count);
+    for round in 0..2 {
+        let gpu = Gpu::with_cache(info.ordinal, cache.clone()).unwrap();
+        assert_eq!(gpu.reduce(&op, &xs).unwrap(), want, "round {round}");
+        let record = cache
+            .tuned()
+            .get_reduce(&key, &op.cuda(), &plan.cost(), &info.limits)
+            .expect("a reduce record");
+        assert!(
+            shapes
+                .iter()
+                .any(|s| ShapeChoice::new(s.block, s.items) == record.choice),
+            "{record:?} of {shapes:?}"
+        );
+        assert_eq!(record.timings.len(), shapes.len(), "{record:?}");
+        let listed = cache.tuned().list().unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert!(listed[0].1.starts_with("reduce; shape "), "{listed:?}");
+    }
 }

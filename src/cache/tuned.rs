@@ -1,9 +1,10 @@
 //! Autotuned shapes, kept beside the kernel cache: one record per device and operator
-//! ([`crate::tuning::autotune::Record`]), and one per device, operator, strip width and
-//! direction of column scans ([`crate::tuning::autotune::columns::ColumnRecord`]), in memory
-//! for the process and on disk under `<cache dir>/tuned-v1/<device>/<operator digest>.txt`
-//! (`<column digest>-c<strip>-<forward|reverse>.txt`), so that an operator is tuned once per
-//! device. `monoscan cache list` shows the records and `monoscan cache clear` removes them with
+//! ([`crate::tuning::autotune::Record`]), one per device, operator, strip width and
+//! direction of column scans ([`crate::tuning::autotune::columns::ColumnRecord`]), and one per
+//! device and operator of the staged reduce ([`crate::tuning::autotune::reduce::ReduceRecord`]),
+//! in memory for the process and on disk under `<cache dir>/tuned-v1/<device>/<operator
+//! digest>.txt` (`<column digest>-c<strip>-<forward|reverse>.txt`, `<reduce digest>-reduce.txt`),
+//! so that an operator is tuned once per device. `monoscan cache list` shows the records and `monoscan cache clear` removes them with
 //! the kernels. Records are read and written as kernel entries are (bounded reads of regular
 //! files only, writes through a temporary file and a rename). A record that cannot be read, or
 //! names a shape this device cannot run, is ignored (the operator is tuned again); a failed
@@ -12,7 +13,9 @@
 use super::disk::{read_bounded, write_atomically};
 use crate::monoid::CudaOp;
 use crate::tuning::autotune::columns::ColumnRecord;
+use crate::tuning::autotune::reduce::ReduceRecord;
 use crate::tuning::autotune::Record;
+use crate::tuning::cost::CombineCost;
 use crate::tuning::DeviceLimits;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -31,6 +34,7 @@ pub struct TunedStore {
     dir: Option<PathBuf>,
     memory: Mutex<HashMap<(String, String), Record>>,
     columns: Mutex<HashMap<(String, String), ColumnRecord>>,
+    reduces: Mutex<HashMap<(String, String), ReduceRecord>>,
 }
 
 /// A device as records name it: its name, compute capability and SM count, as a file name
@@ -54,6 +58,11 @@ const CANDIDATES: u32 = 7;
 /// as [`CANDIDATES`] is into the others'.
 const COLUMN_CANDIDATES: u32 = 1;
 
+/// The generation of the staged reduce's candidate tiles
+/// ([`crate::tuning::autotune::reduce::candidates`]), hashed into every reduce record's name
+/// as [`CANDIDATES`] is into the others'.
+const REDUCE_CANDIDATES: u32 = 1;
+
 /// An operator as records name it: a SHA-256 of its whole device description (types, code,
 /// parameters, input map) and of the candidates' generation, hex.
 pub fn op_digest(op: &CudaOp) -> String {
@@ -68,6 +77,13 @@ pub fn column_record_name(op: &CudaOp, strip: u32, reverse: bool) -> String {
     format!("{digest}-c{strip}-{direction}")
 }
 
+/// The file name (without `.txt`) of `op`'s reduce record: a digest as [`op_digest`]'s, of the
+/// reduce candidates' generation.
+pub fn reduce_record_name(op: &CudaOp) -> String {
+    let digest = hex_digest(&format!("reduce candidates {REDUCE_CANDIDATES}: {op:?}"));
+    format!("{digest}-reduce")
+}
+
 fn hex_digest(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -80,6 +96,7 @@ impl TunedStore {
             dir: cache_dir.map(|d| d.join(FOLDER)),
             memory: Mutex::new(HashMap::new()),
             columns: Mutex::new(HashMap::new()),
+            reduces: Mutex::new(HashMap::new()),
         }
     }
 
@@ -95,6 +112,10 @@ impl TunedStore {
 
     fn lock_columns(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), ColumnRecord>> {
         self.columns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_reduces(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), ReduceRecord>> {
+        self.reduces.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The text of the record file `name` of `device`, where there is a readable one.
@@ -171,8 +192,42 @@ impl TunedStore {
         self.write(device, &name, &record.to_text())
     }
 
+    /// The reduce record of `op` (whose combine costs `cost`) on `device` (whose limits are
+    /// `limits`), from memory or disk; `None` when there is none that this device can run.
+    pub fn get_reduce(
+        &self,
+        device: &str,
+        op: &CudaOp,
+        cost: &CombineCost,
+        limits: &DeviceLimits,
+    ) -> Option<ReduceRecord> {
+        let name = reduce_record_name(op);
+        let key = (device.to_string(), name.clone());
+        if let Some(r) = self.lock_reduces().get(&key) {
+            return Some(r.clone());
+        }
+        let record =
+            ReduceRecord::parse(&self.read(device, &name)?, op.elem_size, cost, limits).ok()?;
+        self.lock_reduces().insert(key, record.clone());
+        Some(record)
+    }
+
+    /// Keeps the reduce record `record` of `op` on `device`, in memory and on disk, as
+    /// [`TunedStore::put`] does.
+    pub fn put_reduce(
+        &self,
+        device: &str,
+        op: &CudaOp,
+        record: &ReduceRecord,
+    ) -> Result<(), String> {
+        let name = reduce_record_name(op);
+        self.lock_reduces()
+            .insert((device.to_string(), name.clone()), record.clone());
+        self.write(device, &name, &record.to_text())
+    }
+
     /// Every record on disk: its path and its shape line, after its `columns` line for column
-    /// records, followed by `; share scan` where the share scan won and `; combine inline`
+    /// records and `reduce` for reduce records, followed by `; share scan` where the share scan won and `; combine inline`
     /// where the inlined combine did (or why it is unreadable).
     pub fn list(&self) -> std::io::Result<Vec<(PathBuf, String)>> {
         let Some(dir) = &self.dir else {
@@ -199,9 +254,11 @@ impl TunedStore {
                                 .lines()
                                 .find(|l| l.starts_with("shape "))
                                 .unwrap_or("(no shape)");
-                            let columns = text.lines().find(|l| l.starts_with("columns "));
-                            let mut summary = match columns {
-                                Some(columns) => format!("{columns}; {shape}"),
+                            let kind = text
+                                .lines()
+                                .find(|l| l.starts_with("columns ") || *l == "reduce");
+                            let mut summary = match kind {
+                                Some(kind) => format!("{kind}; {shape}"),
                                 None => shape.to_string(),
                             };
                             if text.lines().any(|l| l == "shares 1") {
@@ -227,6 +284,7 @@ impl TunedStore {
     pub fn clear(&self) -> std::io::Result<usize> {
         self.lock().clear();
         self.lock_columns().clear();
+        self.lock_reduces().clear();
         let n = self.list()?.len();
         if let Some(dir) = &self.dir {
             match std::fs::remove_dir_all(dir) {
@@ -325,6 +383,36 @@ mod tests {
         );
         assert_eq!(later.clear().unwrap(), 1);
         assert!(later.get_column("d", &op, 32, true, &h100).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn reduce_records_persist_per_operator() {
+        let dir = std::env::temp_dir().join(format!("monoscan-tuned-r-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let h100 = DeviceLimits::for_arch(90);
+        let op = Sum::<u64>::new().cuda();
+        let cost = CombineCost::of(&op);
+        let record = ReduceRecord {
+            choice: crate::tuning::ShapeChoice::new(512, 15),
+            timings: vec![("tma-linear-staged-b512x15x1-packed64".into(), 0.5)],
+            n: 1 << 27,
+        };
+        let store = TunedStore::new(Some(&dir));
+        assert!(store.get_reduce("d", &op, &cost, &h100).is_none());
+        store.put_reduce("d", &op, &record).unwrap();
+        let later = TunedStore::new(Some(&dir));
+        assert_eq!(later.get_reduce("d", &op, &cost, &h100), Some(record));
+        let other = Sum::<i64>::new().cuda();
+        assert!(later.get_reduce("d", &other, &cost, &h100).is_none());
+        // Neither a scan record nor a column record is read as a reduce record.
+        assert!(later.get("d", &op, &h100).is_none());
+        assert!(later.get_column("d", &op, 32, false, &h100).is_none());
+        let listed = later.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].1, "reduce; shape 512 15", "{listed:?}");
+        assert_eq!(later.clear().unwrap(), 1);
+        assert!(later.get_reduce("d", &op, &cost, &h100).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -21,6 +21,9 @@ pub struct TuningArgs {
     /// Stream compaction's staged tile: <threads>x<items>.
     #[arg(long, value_name = "SHAPE", value_parser = shape)]
     pub select: Option<ShapeChoice>,
+    /// The staged reduce's tile: <threads>x<items> (tiles of whole 16-byte chunks).
+    #[arg(long, value_name = "SHAPE", value_parser = shape)]
+    pub reduce: Option<ShapeChoice>,
     /// The column scan's tile: <threads>x<rows per thread> (default: the fastest of a few,
     /// timed on an operator's first large column scan, or the policy's with --no-autotune).
     #[arg(long, value_name = "SHAPE", value_parser = shape)]
@@ -127,6 +130,7 @@ impl TuningArgs {
             one_tile: self.one_tile,
             staged: self.staged,
             select: self.select,
+            reduce: self.reduce,
             column: self.column,
             tma: !self.no_tma,
             prefetch_kib: self.prefetch_kib.unwrap_or(default.prefetch_kib),

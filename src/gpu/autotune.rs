@@ -1,8 +1,10 @@
 //! Autotuning on the device: an operator's first large scan times the staged scan in each
-//! candidate shape ([`crate::tuning::autotune::candidates`]), and its first large column scan
-//! of each strip width and direction the column scan in each candidate tile
-//! ([`crate::tuning::autotune::columns::candidates`]), and keeps the fastest, for this call, for
-//! the scanner, and (beside the kernel cache) for later processes.
+//! candidate shape ([`crate::tuning::autotune::candidates`]), its first large column scan of
+//! each strip width and direction the column scan in each candidate tile
+//! ([`crate::tuning::autotune::columns::candidates`]), and its first large reduction the staged
+//! reduce in each candidate tile ([`crate::tuning::autotune::reduce::candidates`]), and keeps
+//! the fastest, for this call, for the scanner, and (beside the kernel cache) for later
+//! processes.
 
 use super::kernels::OpKernels;
 use super::prepare::prepare;
@@ -11,8 +13,9 @@ use crate::codegen::{CombineForm, KernelSet};
 use crate::error::Result;
 use crate::monoid::Monoid;
 use crate::tuning::autotune::columns::{self, ColumnRecord};
+use crate::tuning::autotune::reduce::ReduceRecord;
 use crate::tuning::autotune::{self, Record, MIN_TUNING_BYTES};
-use crate::tuning::{policy, ColumnShape};
+use crate::tuning::{policy, ColumnShape, ShapeChoice, TileShape};
 
 /// The set a staged scan of `n` elements runs: `set` (the plan's), unless the operator is
 /// autotuned and has no shape yet, in which case a stored record is installed, or, on an input
@@ -192,4 +195,69 @@ pub(super) fn column_shape<M: Monoid>(
         reverse,
         record.choice,
     )))
+}
+
+/// The tile a staged reduction of `n` elements runs: `shape` (the plan's), unless the operator
+/// is autotuned, the tuning fixes no tile, large reductions take the staged reduce tile by tile
+/// ([`crate::tuning::plan::Plan::reduce_candidates`]) and it has no tile yet, in which case a
+/// stored record is installed, or, on an input of at least [`MIN_TUNING_BYTES`], the candidates
+/// are compiled in parallel, each timed by `run` (this call's reduction in that tile: one
+/// untimed run, the median of three timed ones), and the fastest is recorded and installed.
+/// Results never depend on the tile: every candidate folds the same tiles in the same order.
+pub(super) fn reduce_shape<M: Monoid>(
+    sc: &OpKernels<M>,
+    shape: TileShape,
+    n: u64,
+    run: impl Fn(TileShape) -> Result<()>,
+) -> Result<TileShape> {
+    let gpu = sc.gpu;
+    let op = sc.op.op();
+    let bytes = n.saturating_mul(op.elem_size as u64);
+    if sc.is_instrumented()
+        || !gpu.tuning.autotune
+        || gpu.tuning.reduce.is_some()
+        || sc.plan.tuned_reduce().is_some()
+        || bytes < MIN_TUNING_BYTES
+    {
+        return Ok(shape);
+    }
+    let shapes = sc.plan.reduce_candidates();
+    if shapes.len() < 2 {
+        return Ok(shape);
+    }
+    let device = gpu.device_key();
+    let limits = gpu.info.limits;
+    let store = gpu.cache.tuned();
+    let cost = sc.op.cost();
+    let choice = match store.get_reduce(&device, op, &cost, &limits) {
+        Some(record) => record.choice,
+        None => {
+            let sets: Vec<KernelSet> = shapes.iter().map(|s| KernelSet::StagedReduce(*s)).collect();
+            prepare(sc, &sets)?;
+            let timer = Timer::new(gpu).warmup(1).reps(3);
+            let mut timings = Vec::with_capacity(shapes.len());
+            let mut best: Option<(TileShape, f64)> = None;
+            for s in &shapes {
+                let ms = timer.time(|| run(*s))?.median_ms();
+                timings.push((s.name(), ms));
+                if best.is_none_or(|(_, b)| ms < b) {
+                    best = Some((*s, ms));
+                }
+            }
+            let Some((winner, _)) = best else {
+                return Ok(shape);
+            };
+            let record = ReduceRecord {
+                choice: ShapeChoice::new(winner.block, winner.items),
+                timings,
+                n,
+            };
+            if let Err(why) = store.put_reduce(&device, op, &record) {
+                eprintln!("monoscan: warning: {why}; the tuned tile is kept for this process only");
+            }
+            record.choice
+        }
+    };
+    sc.plan.install_reduce(choice);
+    sc.plan.reduce_shape(n)
 }

@@ -38,7 +38,12 @@ pub(super) fn reduce<M: Monoid, In: crate::element::Element>(
             tree(sc, inp, out)
         }
         _ => match sc.plan.reduce_set(algorithm, inp.len())? {
-            KernelSet::StagedReduce(shape) if inp.addr() % 16 == 0 => staged(sc, shape, inp, out),
+            KernelSet::StagedReduce(shape) if inp.addr() % 16 == 0 => {
+                let shape = super::autotune::reduce_shape(sc, shape, inp.len(), |s| {
+                    staged(sc, s, inp, out)
+                })?;
+                staged(sc, shape, inp, out)
+            }
             _ => tiled(sc, inp, out),
         },
     }

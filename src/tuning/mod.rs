@@ -185,6 +185,10 @@ pub struct Tuning {
     /// Stream compaction's staged tile (items up to 32, a whole number of 16-byte chunks per
     /// thread, a tile within the static shared memory limit).
     pub select: Option<ShapeChoice>,
+    /// The staged reduce's tile: threads per block x elements per thread, in both its layouts
+    /// and its share form (`None`: the policy's, [`policy::reduce_shape`]). Its tiles must be
+    /// whole 16-byte chunks and its stages fit shared memory.
+    pub reduce: Option<ShapeChoice>,
     /// The column scan's tile: threads per block x rows per thread (`None`: the autotuner's
     /// where `autotune` is on ([`autotune::columns`]), else the policy's,
     /// [`policy::column_shape`]); a block gets at least one thread per column of a strip.
@@ -217,7 +221,8 @@ pub struct Tuning {
     /// device (the policy's shape among a few others), and the fastest kept beside the kernel
     /// cache ([`autotune`]). Off, or with `staged` or `chains` set, the policy's shape runs.
     /// Column scans are tuned the same way, per strip width and direction, unless `column` is
-    /// set ([`autotune::columns`]).
+    /// set ([`autotune::columns`]), and so is the staged reduce's tile on an operator's first
+    /// large reduction that it folds tile by tile, unless `reduce` is set ([`autotune::reduce`]).
     pub autotune: bool,
     /// Whether reductions that the staged reduce suits ([`policy::reduce_staged`]: element
     /// sizes other than 4 bytes, expensive combines) run it on sm_80 and newer;
@@ -253,6 +258,7 @@ impl Tuning {
             ("one-tile", self.one_tile, 4096),
             ("staged", self.staged, 4096),
             ("select", self.select, 32),
+            ("reduce", self.reduce, 4096),
             ("column", self.column, 4096),
         ] {
             if let Some(s) = shape {
@@ -262,9 +268,10 @@ impl Tuning {
         if self.one_tile.is_some_and(|s| s.lookback.is_some())
             || self.select.is_some_and(|s| s.lookback.is_some())
             || self.column.is_some_and(|s| s.lookback.is_some())
+            || self.reduce.is_some_and(|s| s.lookback.is_some())
         {
             return Err(Error::invalid(
-                "the one-tile, select and column shapes take no look-back part (<threads>x<items>)",
+                "the one-tile, select, reduce and column shapes take no look-back part (<threads>x<items>)",
             ));
         }
         if self.prefetch_kib > 1 << 20 {
@@ -304,6 +311,7 @@ impl Default for Tuning {
             one_tile: None,
             staged: None,
             select: None,
+            reduce: None,
             column: None,
             tma: true,
             prefetch_kib: Tuning::DEFAULT_PREFETCH_KIB,
@@ -333,11 +341,12 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
+            "tile {}, one-tile {}, staged {}, select {}, reduce {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
             shape(self.select),
+            shape(self.reduce),
             shape(self.column),
             if self.tma { "on" } else { "off" },
             self.prefetch_kib,
@@ -394,6 +403,10 @@ mod tests {
             },
             Tuning {
                 one_tile: Some(ShapeChoice::new(128, 4).with_lookback(1)),
+                ..Tuning::default()
+            },
+            Tuning {
+                reduce: Some(ShapeChoice::new(256, 8).with_lookback(1)),
                 ..Tuning::default()
             },
             Tuning {

@@ -8,9 +8,11 @@
 //! and another device can prefer another layout for the same operator. The candidates differ
 //! only in speed: every shape computes the same scan (exactly, for exact operators).
 //! [`crate::Gpu`] runs the timing ([`crate::tuning::Tuning::autotune`] turns it off); this
-//! module decides what is timed and keeps the record's format.
+//! module decides what is timed and keeps the record's format. Column scans ([`columns`]) and
+//! the staged reduce ([`reduce`]) are tuned the same way, with records of their own.
 
 pub mod columns;
+pub mod reduce;
 mod text;
 
 use super::cost::CombineCost;

@@ -4,7 +4,7 @@
 //! [`Plan::sets_for`] one call size), and [`crate::cache::KernelCache::warm`] compiles the same
 //! sets without a device, so that a warmed disk cache holds exactly what a later process loads.
 
-use super::autotune::Record;
+use super::autotune::{self, Record, MIN_TUNING_BYTES};
 use super::cost::CombineCost;
 use super::{
     policy, CombineForm, DeviceLimits, Purpose, ShapeChoice, ShareScan, TileShape, Tuning,
@@ -57,6 +57,8 @@ pub struct Plan {
     small: OnceLock<Option<TileShape>>,
     /// The column scan's tiles found by autotuning, by strip width and direction.
     columns: Mutex<Vec<((u32, bool), ShapeChoice)>>,
+    /// The staged reduce's tile for large inputs found by autotuning, where one is known.
+    tuned_reduce: OnceLock<ShapeChoice>,
 }
 
 impl Plan {
@@ -85,6 +87,7 @@ impl Plan {
             tuned_combine: OnceLock::new(),
             small: OnceLock::new(),
             columns: Mutex::new(Vec::new()),
+            tuned_reduce: OnceLock::new(),
         }
     }
 
@@ -132,6 +135,32 @@ impl Plan {
             .iter()
             .find(|(k, _)| *k == (strip, reverse))
             .map(|(_, c)| *c)
+    }
+
+    /// Runs reductions of at least [`MIN_TUNING_BYTES`] that take the staged reduce in the
+    /// tile of `choice` (autotuned for this operator and device) from now on; the first
+    /// choice installed stays. Returns the choice in use.
+    pub fn install_reduce(&self, choice: ShapeChoice) -> ShapeChoice {
+        *self.tuned_reduce.get_or_init(|| choice)
+    }
+
+    /// The autotuned tile of the staged reduce, if one was installed.
+    pub fn tuned_reduce(&self) -> Option<ShapeChoice> {
+        self.tuned_reduce.get().copied()
+    }
+
+    /// The staged-reduce tiles the autotuner times for this operator
+    /// ([`autotune::reduce::candidates`]), as this plan runs them (with its chains); empty
+    /// where large reductions do not take the staged reduce tile by tile, or an input map
+    /// changes the element size.
+    pub fn reduce_candidates(&self) -> Vec<TileShape> {
+        if self.in_size.is_some_and(|size| size != self.elem_size) {
+            return Vec::new();
+        }
+        autotune::reduce::candidates(self.elem_size, &self.cost, &self.limits, &self.tuning)
+            .into_iter()
+            .map(|s| self.fit(s, true))
+            .collect()
     }
 
     /// The autotuned shape of the staged scan, if one was installed.
@@ -345,10 +374,16 @@ impl Plan {
     /// The staged reduce's shape for `n` elements ([`policy::reduce_shape`]: with the TMA, the
     /// linear layout for large inputs of cheap combines of small power-of-two sizes, else the
     /// shape of
-    /// [`Purpose::StagedReduce`]), with its chains.
+    /// [`Purpose::StagedReduce`]), with its chains; from [`MIN_TUNING_BYTES`] on, in the
+    /// autotuned tile where one is installed ([`Plan::install_reduce`]).
     pub fn reduce_shape(&self, n: u64) -> Result<TileShape> {
         let bytes = n.saturating_mul(self.elem_size as u64);
         let (size, cost, limits, tuning) = (self.elem_size, &self.cost, &self.limits, &self.tuning);
+        if let Some(choice) = self.tuned_reduce().filter(|_| bytes >= MIN_TUNING_BYTES) {
+            if let Some(s) = autotune::reduce::with_choice(size, cost, limits, tuning, choice) {
+                return Ok(self.fit(s, true));
+            }
+        }
         if !policy::reduce_linear(size, cost, bytes, limits, tuning) {
             return self.shape(Purpose::StagedReduce);
         }

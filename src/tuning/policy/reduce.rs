@@ -2,7 +2,7 @@
 //! rather than the register-tile reduce.
 
 use super::{linear_items, swizzleable, INLINE_MAX_WEIGHT, LOOKBACK, STAGED_MAX_ELEM};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tuning::cost::CombineCost;
 use crate::tuning::{DeviceLimits, StateLayout, TileShape, Tuning};
 
@@ -107,7 +107,9 @@ fn reduce_shape_in(
     let tma = tuning.tma && limits.cc >= 90;
     let size1 = size.max(1);
     let layout = StateLayout::for_size(size);
-    let (block, items) = if !linear && size1.is_power_of_two() && size1 <= STAGED_MAX_ELEM {
+    let (block, items) = if let Some(c) = tuning.reduce {
+        (c.threads, c.items)
+    } else if !linear && size1.is_power_of_two() && size1 <= STAGED_MAX_ELEM {
         (256, (128 / size1).max(1) as u32)
     } else {
         let items = linear_items(size1);
@@ -122,6 +124,18 @@ fn reduce_shape_in(
         && shape.reduce_smem_bytes(size) <= limits.shared_per_block_optin as usize;
     shape.linear = shape.staged && !swizzleable(size1, items);
     shape.tma = shape.staged && tma && (shape.linear || shape.tma_fits(size));
+    if let Some(c) = tuning
+        .reduce
+        .filter(|_| limits.cc >= 80 && size > 0 && size <= STAGED_MAX_ELEM && !shape.staged)
+    {
+        return Err(Error::invalid(format!(
+            "staged reduce shape {c}: a tile of {} bytes must be whole 16-byte chunks, and its {} stages ({} bytes of shared memory) fit the {} a block may use",
+            shape.tile_bytes(size1),
+            REDUCE_STAGES,
+            shape.reduce_smem_bytes(size),
+            limits.shared_per_block_optin
+        )));
+    }
     Ok(shape)
 }
 
