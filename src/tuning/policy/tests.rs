@@ -70,43 +70,6 @@ fn the_tuning_overrides_the_policy_and_is_checked_against_the_device() {
 }
 
 #[test]
-fn a_chosen_reduce_shape_holds_in_both_layouts() {
-    let t = Tuning {
-        reduce: Some(ShapeChoice::new(224, 12)),
-        ..Tuning::default()
-    };
-    // 7-byte elements: runs of 12 (84 bytes, 21 words apart), small inputs and large alike.
-    for bytes in [1 << 20, 1 << 30] {
-        let s = reduce_shape(7, &cheap(), bytes, &hopper(), &t).unwrap();
-        assert_eq!((s.block, s.items), (224, 12));
-        assert!(s.staged && s.linear && s.tma, "{s:?}");
-    }
-    // 8-byte elements in runs of 16 are one 128-byte row each: the swizzled layout at every
-    // size, also where the policy's own shapes take the linear one.
-    let t = Tuning {
-        reduce: Some(ShapeChoice::new(128, 16)),
-        ..Tuning::default()
-    };
-    let small = reduce_shape(8, &cheap(), 1 << 20, &hopper(), &t).unwrap();
-    assert!(small.staged && !small.linear, "{small:?}");
-    let large = reduce_shape(8, &cheap(), 1 << 30, &hopper(), &t).unwrap();
-    assert_eq!((large.block, large.items, large.linear), (128, 16, false));
-    // Stages larger than a block's shared memory: an error naming the shape.
-    let huge = Tuning {
-        reduce: Some(ShapeChoice::new(1024, 64)),
-        ..Tuning::default()
-    };
-    let e = reduce_shape(8, &cheap(), 1 << 30, &hopper(), &huge).unwrap_err();
-    assert!(e.to_string().contains("1024x64"), "{e}");
-    // Where the staged reduce does not apply (before sm_80) the shape is not checked.
-    assert!(
-        !staged_reduce_shape(8, &DeviceLimits::for_arch(75), &huge)
-            .unwrap()
-            .staged
-    );
-}
-
-#[test]
 fn select_shapes_fit_and_keep_a_bit_per_item() {
     for size in [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 100, 256, 700, 1400] {
         let s = select_shape(size, &hopper()).unwrap();
