@@ -17,6 +17,32 @@ use crate::tuning::autotune::reduce::ReduceRecord;
 use crate::tuning::autotune::{self, Record, MIN_TUNING_BYTES};
 use crate::tuning::{policy, ColumnShape, ShapeChoice, TileShape};
 
+/// Each candidate's name and median time in milliseconds, in order, and the index and time of
+/// the fastest.
+type Timed = (Vec<(String, f64)>, Option<(usize, f64)>);
+
+/// Times `run` on each of `candidates` with `timer` (as the autotuner times every candidate:
+/// one untimed run, the median of three timed ones): each candidate's name (by `name`) and
+/// median time in milliseconds, in order, and the index and time of the fastest (`None` for
+/// no candidates).
+fn time_each<T>(
+    timer: &Timer,
+    candidates: &[T],
+    name: impl Fn(&T) -> String,
+    run: impl Fn(&T) -> Result<()>,
+) -> Result<Timed> {
+    let mut timings = Vec::with_capacity(candidates.len());
+    let mut best: Option<(usize, f64)> = None;
+    for (i, c) in candidates.iter().enumerate() {
+        let ms = timer.time(|| run(c))?.median_ms();
+        timings.push((name(c), ms));
+        if best.is_none_or(|(_, b)| ms < b) {
+            best = Some((i, ms));
+        }
+    }
+    Ok((timings, best))
+}
+
 /// The set a staged scan of `n` elements runs: `set` (the plan's), unless the operator is
 /// autotuned and has no shape yet, in which case a stored record is installed, or, on an input
 /// of at least [`MIN_TUNING_BYTES`] that the scan does not overwrite (`tunable`), the
@@ -60,15 +86,9 @@ pub(super) fn staged_set<M: Monoid>(
     let sets: Vec<KernelSet> = shapes.iter().map(|s| KernelSet::StagedScan(*s)).collect();
     prepare(sc, &sets)?;
     let timer = Timer::new(gpu).warmup(1).reps(3);
-    let mut timings = Vec::with_capacity(sets.len());
-    let mut best: Option<(usize, f64)> = None;
-    for (i, s) in sets.iter().enumerate() {
-        let ms = timer.time(|| run(sc, *s))?.median_ms();
-        timings.push((shapes[i].name(), ms));
-        if best.is_none_or(|(_, b)| ms < b) {
-            best = Some((i, ms));
-        }
-    }
+    let (mut timings, best) = time_each(&timer, &shapes, TileShape::name, |s| {
+        run(sc, KernelSet::StagedScan(*s))
+    })?;
     let Some((winner, fastest)) = best else {
         return Ok(set);
     };
@@ -168,18 +188,11 @@ pub(super) fn column_shape<M: Monoid>(
         .collect();
     prepare(sc, &sets)?;
     let timer = Timer::new(gpu).warmup(1).reps(3);
-    let mut timings = Vec::with_capacity(shapes.len());
-    let mut best: Option<(ColumnShape, f64)> = None;
-    for shape in &shapes {
-        let ms = timer.time(|| run(*shape))?.median_ms();
-        timings.push((shape.name(), ms));
-        if best.is_none_or(|(_, b)| ms < b) {
-            best = Some((*shape, ms));
-        }
-    }
+    let (timings, best) = time_each(&timer, &shapes, ColumnShape::name, |s| run(*s))?;
     let Some((winner, _)) = best else {
         return Ok(Some(policy));
     };
+    let winner = shapes[winner];
     let record = ColumnRecord {
         strip: policy.strip,
         reverse,
@@ -235,18 +248,11 @@ pub(super) fn reduce_shape<M: Monoid>(
             let sets: Vec<KernelSet> = shapes.iter().map(|s| KernelSet::StagedReduce(*s)).collect();
             prepare(sc, &sets)?;
             let timer = Timer::new(gpu).warmup(1).reps(3);
-            let mut timings = Vec::with_capacity(shapes.len());
-            let mut best: Option<(TileShape, f64)> = None;
-            for s in &shapes {
-                let ms = timer.time(|| run(*s))?.median_ms();
-                timings.push((s.name(), ms));
-                if best.is_none_or(|(_, b)| ms < b) {
-                    best = Some((*s, ms));
-                }
-            }
+            let (timings, best) = time_each(&timer, &shapes, TileShape::name, |s| run(*s))?;
             let Some((winner, _)) = best else {
                 return Ok(shape);
             };
+            let winner = shapes[winner];
             let record = ReduceRecord {
                 choice: ShapeChoice::new(winner.block, winner.items),
                 timings,

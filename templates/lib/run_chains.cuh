@@ -61,6 +61,8 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
         for (int s = 0; s < MS_CHAIN_GROUPS; ++s) ms_run_fold_step<Map>(buf, s, false, valid, parts);
     }
 #else
+    // The step written out rather than called as ms_run_fold_step: called, it compiled the
+    // capped 16-byte 384 x 7 scan with a spill.
     typedef typename Map::in_t in_t;
     const ms_u64 first = (ms_u64)threadIdx.x * MS_ITEMS;
     MS_CHAIN_UNROLL
