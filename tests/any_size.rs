@@ -188,13 +188,14 @@ macro_rules! sizes {
             }
         )*
         /// The staged reduce's kernels against the blocks per SM their shared memory allows,
-        /// at every size: the 1-byte reduce of large inputs keeps them, and every kernel that
-        /// registers hold below them is printed ([`reduce_residency`]).
+        /// at every size: the 1- and 2-byte reduces, of small inputs (the swizzled layout) and
+        /// of large ones (the linear layout), keep them, and every kernel that registers hold
+        /// below them is printed ([`reduce_residency`]).
         #[test]
-        fn registers_keep_the_large_one_byte_reduce_resident() {
+        fn registers_keep_the_one_and_two_byte_reduces_resident() {
             let Some(g) = gpu() else { return };
             let mut misses = Vec::new();
-            let one_byte_linear = reduce_residency::<u8, 1>(g, &mut misses);
+            let (one_byte_swizzled, one_byte_linear) = reduce_residency::<u8, 1>(g, &mut misses);
             reduce_residency::<u16, 1>(g, &mut misses);
             reduce_residency::<u8, 2>(g, &mut misses);
             reduce_residency::<u32, 1>(g, &mut misses);
@@ -204,10 +205,15 @@ macro_rules! sizes {
             }
             let limits = g.info().limits;
             if limits.cc >= 90 && g.tuning().tma {
-                assert!(one_byte_linear, "1-byte lanes: no linear staged reduce loaded");
+                assert!(
+                    one_byte_swizzled && one_byte_linear,
+                    "1-byte lanes: not both layouts of the staged reduce loaded"
+                );
             }
             assert!(
-                !misses.iter().any(|m| m.starts_with("1-byte") && m.contains("linear")),
+                !misses
+                    .iter()
+                    .any(|m| m.starts_with("1-byte") || m.starts_with("2-byte")),
                 "{misses:?}"
             );
         }
@@ -354,16 +360,14 @@ fn reduce_large<W: Word, const N: usize>(gpu: &Gpu) {
 /// swizzled layout where the size allows it) and for one of
 /// [`policy::LINEAR_REDUCE_MIN_BYTES`] (the linear layout of small cheap sizes on sm_90), that
 /// the driver's occupancy of the compiled kernel holds below the blocks per SM the device's
-/// shared memory allows it; returns whether a linear one was loaded. A run folded with every
-/// item's bounds check unrolled once kept 1-byte elements in the linear layout at 255
-/// registers and one block per SM where two fit. On an H200 the swizzled tiles of 1- and
-/// 2-byte elements (reductions below 64 MiB) still miss it (docs/performance.md, "What still
-/// misses").
-fn reduce_residency<W: Word, const N: usize>(gpu: &Gpu, misses: &mut Vec<String>) -> bool {
+/// shared memory allows it; returns which layouts were loaded: (swizzled, linear). A run whose
+/// last, partial tile checks every item in the unrolled fold kept 1-byte elements at 255
+/// registers and one block per SM where two fit, in either layout.
+fn reduce_residency<W: Word, const N: usize>(gpu: &Gpu, misses: &mut Vec<String>) -> (bool, bool) {
     let m = Lanes::<W, N>::default();
     let size = std::mem::size_of::<Words<W, N>>();
     let limits = gpu.info().limits;
-    let mut linear = false;
+    let (mut swizzled, mut linear) = (false, false);
     for bytes in [1 << 22, policy::LINEAR_REDUCE_MIN_BYTES] {
         let scanner = gpu.scanner(&m);
         scanner.prepare_for(bytes / size as u64).unwrap();
@@ -373,6 +377,7 @@ fn reduce_residency<W: Word, const N: usize>(gpu: &Gpu, misses: &mut Vec<String>
             .filter(|k| k.name.ends_with(" reduce_staged"))
         {
             linear |= k.name.contains("linear");
+            swizzled |= !k.name.contains("linear");
             let by_smem = limits.blocks_per_sm(k.threads, k.dynamic_shared_bytes as usize);
             if k.blocks_per_sm < by_smem {
                 misses.push(format!(
@@ -382,5 +387,5 @@ fn reduce_residency<W: Word, const N: usize>(gpu: &Gpu, misses: &mut Vec<String>
             }
         }
     }
-    linear
+    (swizzled, linear)
 }

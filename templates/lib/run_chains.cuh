@@ -42,13 +42,8 @@ __device__ __forceinline__ void ms_run_fold_step(const ms_chunk_bits* buf, int s
     }
 }
 // Folds this thread's run (items at or past `valid` of the tile count as the identity) into
-// parts[c], the total of part c. Runs of more than MS_FOLD_UNROLLED_TAIL items step the
-// last, partial tile through a rolled loop, so that its per-item checks, unrolled over the
-// whole run, do not raise the registers every full tile's fold is compiled with (1-byte
-// elements in runs of 124: 255 registers and spills, one block per SM where two fit);
-// shorter runs check their items in the unrolled loop, which ran faster there (16-byte
-// elements in 384 x 7 tiles capped at 32 registers).
-#define MS_FOLD_UNROLLED_TAIL 16
+// parts[c], the total of part c, the last, partial tile a step at a time in runs of more than
+// MS_FOLD_UNROLLED_TAIL items.
 template <typename Map>
 __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full, ms_u64 valid,
                                             ms_elem (&parts)[MS_CHAINS]) {

@@ -42,6 +42,26 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
     typedef typename Map::in_t in_t;
     const int first = threadIdx.x * MS_ITEMS;
     ms_elem acc = MsOp::identity();
+#if MS_ITEMS > MS_FOLD_UNROLLED_TAIL && defined(MS_ROLLED_PARTIAL_FOLD)
+    // The last, partial tile a group at a time (see MS_FOLD_UNROLLED_TAIL), in kernels that
+    // ask for it (MS_ROLLED_PARTIAL_FOLD: the staged reduce, whose registers no residency
+    // bound caps; under the staged scan's caps of 32 registers this form spilled); full tiles
+    // below.
+    if (!full) {
+#pragma unroll 1
+        for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
+            const ms_group<in_t> g = ms_group_get<in_t>(buf, j);
+#pragma unroll
+            for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+                const int idx = first + j * MS_GROUP_ELEMS + e;
+                const ms_elem x = ms_physical(idx) < valid ? Map::apply(g.e[MS_IN_GROUP(e)]) : MsOp::identity();
+                acc = (j == 0 && e == 0) ? x : MsOp::combine_ilp(acc, x);
+            }
+        }
+        parts[0] = acc;
+        return;
+    }
+#endif
     // Unrolled for a combine inlined everywhere; rolled, with one inlined copy of the combine
     // per element of a group and no call, for an outlined one.
     MS_STEP_UNROLL

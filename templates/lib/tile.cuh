@@ -11,6 +11,13 @@
 #define MS_PAD(e) ((e) + (e) / 32)
 #define MS_WARP_BUF (MS_WARP_TILE + MS_ITEMS)
 #define MS_FULL 0xffffffffu
+// Runs of more than this many items fold the last, partial tile of a staged kernel through a
+// rolled loop (`run_chains.cuh`, `run_swizzled.cuh`), so that its per-item checks, unrolled
+// over the whole run, do not raise the registers every full tile's fold is compiled with
+// (1-byte elements in runs of 124 or 128: 255 registers and spills, one block per SM where
+// two fit); shorter runs check their items in the unrolled loop, which ran faster there
+// (16-byte elements in 384 x 7 tiles capped at 32 registers).
+#define MS_FOLD_UNROLLED_TAIL 16
 
 // Shuffles of any element type, one 32-bit word at a time.
 #define MS_WORDS ((int)((sizeof(ms_elem) + 3) / 4))
