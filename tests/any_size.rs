@@ -189,14 +189,14 @@ macro_rules! sizes {
         )*
         /// The staged reduce's kernels against the blocks per SM their shared memory allows,
         /// at every size: the 1- and 2-byte reduces, of small inputs (the swizzled layout) and
-        /// of large ones (the linear layout), keep them, and every kernel that registers hold
-        /// below them is printed ([`reduce_residency`]).
+        /// of large ones (the linear layout from 2 bytes), keep them, and every kernel that
+        /// registers hold below them is printed ([`reduce_residency`]).
         #[test]
         fn registers_keep_the_one_and_two_byte_reduces_resident() {
             let Some(g) = gpu() else { return };
             let mut misses = Vec::new();
-            let (one_byte_swizzled, one_byte_linear) = reduce_residency::<u8, 1>(g, &mut misses);
-            reduce_residency::<u16, 1>(g, &mut misses);
+            let (one_byte_swizzled, _) = reduce_residency::<u8, 1>(g, &mut misses);
+            let (two_byte_swizzled, two_byte_linear) = reduce_residency::<u16, 1>(g, &mut misses);
             reduce_residency::<u8, 2>(g, &mut misses);
             reduce_residency::<u32, 1>(g, &mut misses);
             $(reduce_residency::<$w, $n>(g, &mut misses);)*
@@ -205,9 +205,10 @@ macro_rules! sizes {
             }
             let limits = g.info().limits;
             if limits.cc >= 90 && g.tuning().tma {
+                assert!(one_byte_swizzled, "1-byte lanes: no staged reduce loaded");
                 assert!(
-                    one_byte_swizzled && one_byte_linear,
-                    "1-byte lanes: not both layouts of the staged reduce loaded"
+                    two_byte_swizzled && two_byte_linear,
+                    "2-byte lanes: not both layouts of the staged reduce loaded"
                 );
             }
             assert!(
@@ -329,9 +330,10 @@ fn forced_forms() {
     }
 }
 
-/// Reductions of at least [`policy::LINEAR_REDUCE_MIN_BYTES`] of cheap combines of 1, 2, 8 and
-/// 16 bytes run the staged reduce in the linear layout (on sm_90 with the TMA): exact against the sequential fold, with
-/// a partial last tile and a grid of several tiles per block.
+/// Reductions of at least [`policy::LINEAR_REDUCE_MIN_BYTES`] of cheap combines of 2, 8 and
+/// 16 bytes run the staged reduce in the linear layout (on sm_90 with the TMA), those of 1 byte
+/// in the swizzled one: exact against the sequential fold, with a partial last tile and a grid
+/// of several tiles per block.
 #[test]
 fn large_reductions_in_the_linear_layout() {
     let Some(g) = gpu() else { return };
@@ -346,9 +348,13 @@ fn reduce_large<W: Word, const N: usize>(gpu: &Gpu) {
     let size = std::mem::size_of::<Words<W, N>>();
     let bytes = policy::LINEAR_REDUCE_MIN_BYTES;
     let cost = CombineCost::of(&m.cuda());
-    // On sm_90 with the TMA the linear form; elsewhere the swizzled one, checked the same.
+    // On sm_90 with the TMA the linear form from 2 bytes; elsewhere the swizzled one, checked
+    // the same.
     let linear = policy::reduce_linear(size, &cost, bytes, &gpu.info().limits, gpu.tuning());
-    assert_eq!(linear, gpu.info().limits.cc >= 90 && gpu.tuning().tma);
+    assert_eq!(
+        linear,
+        size > 1 && gpu.info().limits.cc >= 90 && gpu.tuning().tma
+    );
     let n = (bytes / size as u64) as usize + 4099;
     let xs = draw::<W, N>(size as u64, n);
     let want = xs.iter().fold(m.identity(), |a, x| m.combine(&a, x));
@@ -358,7 +364,7 @@ fn reduce_large<W: Word, const N: usize>(gpu: &Gpu) {
 
 /// Adds to `misses` every staged reduce of `Lanes<W, N>`, as loaded for a small input (the
 /// swizzled layout where the size allows it) and for one of
-/// [`policy::LINEAR_REDUCE_MIN_BYTES`] (the linear layout of small cheap sizes on sm_90), that
+/// [`policy::LINEAR_REDUCE_MIN_BYTES`] (the linear layout of cheap sizes from 2 bytes on sm_90), that
 /// the driver's occupancy of the compiled kernel holds below the blocks per SM the device's
 /// shared memory allows it; returns which layouts were loaded: (swizzled, linear). A run whose
 /// last, partial tile checks every item in the unrolled fold kept 1-byte elements at 255

@@ -75,15 +75,27 @@ pub const LINEAR_REDUCE_MIN_BYTES: u64 = 64 << 20;
 /// Whether the staged reduce takes the linear layout for `bytes` of `size`-byte elements with
 /// a combine of `cost` where the swizzled one also applies: with the TMA (sm_90 and newer,
 /// where the swizzled layout arrives by tensor copies and the linear one by a bulk copy;
-/// before, both by cp.async), for cheap combines of power-of-two sizes below 32 bytes, on
+/// before, both by cp.async), for cheap combines of power-of-two sizes from 2 to 16 bytes, on
 /// inputs of at least [`LINEAR_REDUCE_MIN_BYTES`]. On an H200
 /// (medians of 20, alternated in one device call) their reductions at 1 GiB ran at
-/// 1.00–1.02 of a read pass that way (1 byte: 0.87) against 0.90–0.94 in tensor copies of
-/// the swizzled layout (1 byte: 0.65), as every other size's did; below 64 MiB the linear
-/// layout was the slower (2-byte elements at 2^24: 0.61–0.69 against 0.73; 8-byte ones at
-/// 2^20: 0.57–0.61 against 0.66–0.68). 32- and 64-byte elements, whose linear runs would start
-/// a multiple of 128 bytes apart, measured no faster. Expensive combines keep the swizzled
-/// layout, which their share form reads.
+/// 1.00–1.02 of a read pass that way against 0.90–0.94 in tensor copies of the swizzled
+/// layout, as every other size's did; below 64 MiB the linear layout was the slower (2-byte
+/// elements at 2^24: 0.61–0.69 against 0.73; 8-byte ones at 2^20: 0.57–0.61 against
+/// 0.66–0.68). 1-byte elements reduced faster in the swizzled layout at every size (autotuned,
+/// two runs each: 0.86 against 0.82 at 1 GiB, 0.75 against 0.71 at 2^26 elements, 0.53–0.62
+/// against 0.45–0.52 from 2^20 to 2^25). 32- and 64-byte elements, whose linear runs would
+/// start a multiple of 128 bytes apart, measured no faster. Expensive combines keep the
+/// swizzled layout, which their share form reads.
+///
+/// ```
+/// use monoscan::tuning::policy;
+/// use monoscan::tuning::{cost::CombineCost, DeviceLimits, Tuning};
+/// let (h100, t) = (DeviceLimits::for_arch(90), Tuning::default());
+/// let cheap = CombineCost { weight: 1, ..CombineCost::default() };
+/// assert!(policy::reduce_linear(2, &cheap, 1 << 30, &h100, &t));
+/// assert!(!policy::reduce_linear(1, &cheap, 1 << 30, &h100, &t));
+/// assert!(!policy::reduce_linear(2, &cheap, 1 << 20, &h100, &t));
+/// ```
 pub fn reduce_linear(
     size: usize,
     cost: &CombineCost,
@@ -94,7 +106,7 @@ pub fn reduce_linear(
     tuning.tma
         && limits.cc >= 90
         && cost.weight <= INLINE_MAX_WEIGHT
-        && size < 32
+        && (2..32).contains(&size)
         && bytes >= LINEAR_REDUCE_MIN_BYTES
 }
 
