@@ -1,6 +1,5 @@
-// The swizzled layout folds a long run's last, partial tile a group at a time (see
-// MS_FOLD_UNROLLED_TAIL): unrolled, its checks took the 1-byte kernel's 256 x 128 tiles to
-// 255 registers and one block per SM.
+// The swizzled layout folds a long run's last, partial tile a group at a time
+// (MS_FOLD_UNROLLED_TAIL in lib/tile.cuh says why).
 #define MS_ROLLED_PARTIAL_FOLD
 {% include "lib/tile.cuh" %}
 {% include "lib/fold_last.cuh" %}

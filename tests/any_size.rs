@@ -335,7 +335,7 @@ fn forced_forms() {
 /// in the swizzled one: exact against the sequential fold, with a partial last tile and a grid
 /// of several tiles per block.
 #[test]
-fn large_reductions_in_the_linear_layout() {
+fn large_reductions_in_either_layout() {
     let Some(g) = gpu() else { return };
     reduce_large::<u8, 1>(g);
     reduce_large::<u16, 1>(g);
