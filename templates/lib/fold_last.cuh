@@ -43,13 +43,12 @@ __device__ __noinline__ void ms_fold_last(const ms_elem* partials, ms_u32 parts,
                                              ms_elem* total_out, Smem& sm) {
     if (total_out == 0) return;
     if (threadIdx.x == 0) {
-        __threadfence();
-        const bool last = atomicAdd(done, 1u) == gridDim.x - 1;
-        if (last) {
-            atomicExch(done, 0u);
-            __threadfence();
-        }
-        sm.tile = last ? 1u : 0u;
+        // Release: this block's partial (written by this thread) is visible to whoever counts
+        // after it. Acquire: the block that counts last sees every partial, and the barrier
+        // below passes that on to its other threads. One round trip, no separate fences.
+        ms_u32 before;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(done) : "memory");
+        sm.tile = before == gridDim.x - 1 ? 1u : 0u;
     }
     __syncthreads();
     if (sm.tile == 0u) return;
@@ -62,5 +61,10 @@ __device__ __noinline__ void ms_fold_last(const ms_elem* partials, ms_u32 parts,
         acc = i == lo ? x : MsOp::combine(acc, x);
     }
     const ms_elem total = ms_block_reduce(acc, sm);
-    if (threadIdx.x == 0) *total_out = total;
+    if (threadIdx.x == 0) {
+        *total_out = total;
+        // Every block has counted: the count goes back to zero off the critical path (the
+        // launch's end orders it before the next launch reads it).
+        asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(done), "r"(0u) : "memory");
+    }
 }
