@@ -275,6 +275,17 @@ fn compile_size(op: &CudaOp) {
                 compile(&rendered, &op.name, Target::Cubin(cc))
                     .unwrap_or_else(|e| panic!("{} {} on sm_{cc}: {e}", op.name, set.name()));
             }
+            // The shorter runs small reductions take.
+            if let Some(mut small) =
+                policy::small_reduce_shape(size, &cost, 64 << 10, &limits, &tuning).unwrap()
+            {
+                small.chains = policy::chains(&cost, &tuning, &small, size);
+                let set = KernelSet::StagedReduce(small);
+                let rendered = render(op, &KernelSpec::new(set))
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", op.name, set.name()));
+                compile(&rendered, &op.name, Target::Cubin(cc))
+                    .unwrap_or_else(|e| panic!("{} {} on sm_{cc}: {e}", op.name, set.name()));
+            }
             for purpose in [Purpose::Staged, Purpose::StagedReduce] {
                 let mut shape = policy::tile_shape(size, &limits, &tuning, purpose).unwrap();
                 assert!(shape.staged, "{size} bytes on sm_{cc}: {shape:?}");

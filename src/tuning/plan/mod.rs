@@ -374,7 +374,8 @@ impl Plan {
     /// The staged reduce's shape for `n` elements ([`policy::reduce_shape`]: with the TMA, the
     /// linear layout for large inputs of cheap combines of small power-of-two sizes, else the
     /// shape of
-    /// [`Purpose::StagedReduce`]), with its chains; from [`MIN_TUNING_BYTES`] on, in the
+    /// [`Purpose::StagedReduce`]), with its chains; for small inputs, the shorter runs of
+    /// [`policy::small_reduce_shape`] where it has them; from [`MIN_TUNING_BYTES`] on, in the
     /// autotuned tile where one is installed ([`Plan::install_reduce`]).
     pub fn reduce_shape(&self, n: u64) -> Result<TileShape> {
         let bytes = n.saturating_mul(self.elem_size as u64);
@@ -383,6 +384,9 @@ impl Plan {
             if let Some(s) = autotune::reduce::with_choice(size, cost, limits, tuning, choice) {
                 return Ok(self.fit(s, true));
             }
+        }
+        if let Some(s) = policy::small_reduce_shape(size, cost, bytes, limits, tuning)? {
+            return Ok(self.fit(s, true));
         }
         if !policy::reduce_linear(size, cost, bytes, limits, tuning) {
             return self.shape(Purpose::StagedReduce);
@@ -465,16 +469,19 @@ impl Plan {
         })
     }
 
-    /// The reduction modules of every input size under `algorithm`: that of small inputs, then
-    /// that of large ones where it differs ([`Plan::reduce_shape`]).
+    /// The reduction modules of every input size under `algorithm`: that of small inputs, of
+    /// an input of one whole tile of the staged reduce's shape, and of large ones, each once
+    /// ([`Plan::reduce_shape`]).
     fn reduce_sets(&self, algorithm: Algorithm) -> Result<Vec<KernelSet>> {
-        let small = self.reduce_set(algorithm, 0)?;
-        let large = self.reduce_set(algorithm, u64::MAX)?;
-        Ok(if small == large {
-            vec![small]
-        } else {
-            vec![small, large]
-        })
+        let whole_tile = self.shape(Purpose::StagedReduce)?.tile();
+        let mut sets: Vec<KernelSet> = Vec::new();
+        for n in [0, whole_tile, u64::MAX] {
+            let set = self.reduce_set(algorithm, n)?;
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
+        Ok(sets)
     }
 
     /// The modules a scan and a reduction of `n` elements under `algorithm` load (buffers on

@@ -67,7 +67,14 @@ fn calls_load_the_set_of_their_size() {
         panic!("8-byte sums take the staged reduce: {:?}", reduce(big));
     };
     assert!(!small.linear && large.linear && small.tma && large.tma);
-    for n in [0, big - 1, big, u64::MAX] {
+    // Inputs of a few tiles take runs of 32 bytes; one whole tile keeps the large shape.
+    let KernelSet::StagedReduce(few) = reduce(1 << 14) else {
+        panic!("8-byte sums take the staged reduce: {:?}", reduce(1 << 14));
+    };
+    assert_eq!((few.block, few.items), (small.block, 4));
+    let whole = small.tile();
+    assert_eq!(reduce(whole), KernelSet::StagedReduce(small));
+    for n in [0, 1 << 14, whole, big - 1, big, u64::MAX] {
         assert!(all.contains(&reduce(n)), "{n}");
         assert!(p8
             .sets_for(Algorithm::Auto, n)

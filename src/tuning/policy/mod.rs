@@ -15,7 +15,10 @@ pub use reduce::{
 };
 pub use rows::{row_pace, row_staged_shape};
 pub use shares::{reduce_shares, shares, Shares, MIN_SHARE_STEPS, SHARE_STAGES};
-pub use small::{small_staged_shape, SMALL_INPUT_BYTES, SMALL_TILE_THREADS};
+pub use small::{
+    small_reduce_shape, small_staged_shape, SMALL_INPUT_BYTES, SMALL_REDUCE_RUN_BYTES,
+    SMALL_TILE_THREADS,
+};
 
 use super::cost::CombineCost;
 use super::{CombineForm, DeviceLimits, ShapeChoice, StateLayout, TileShape, Tuning};
