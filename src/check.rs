@@ -16,6 +16,7 @@
 //! println!("{report}"); // what ran, what was skipped (no NVRTC, no GPU) and why
 //! ```
 
+use crate::algorithm::Algorithm;
 use crate::approx::{ApproxEq, Tolerance};
 use crate::codegen::{render, KernelSet, KernelSpec};
 use crate::error::{Error, Result};
@@ -23,6 +24,7 @@ use crate::gpu::Gpu;
 use crate::jit::{self, Target};
 use crate::laws::{Checker, LawFailure};
 use crate::monoid::{CudaOp, Monoid};
+use crate::tuning::plan::Plan;
 use crate::tuning::{policy, DeviceLimits, Purpose, Tuning};
 use crate::verify::{self, Mismatch};
 use proptest::strategy::Strategy;
@@ -229,8 +231,9 @@ where
 /// the default tuning picks: the textbook, tiled, single-pass and one-tile families, the
 /// staged scan (with and without the TMA) where the element size and the architecture allow
 /// it, the staged reduce where the policy takes it, the share scan where its steps fit,
-/// compaction's sets for 4-byte counts with
-/// an input map, and the check set.
+/// every module the default path loads at some input size ([`Plan::sets`]: the small-input
+/// tiles of the staged scan and the staged reduce among them), compaction's sets for 4-byte
+/// counts with an input map, and the check set.
 pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
     let size = op.elem_size;
     let limits = DeviceLimits::for_arch(cc);
@@ -282,6 +285,11 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
                 }
             }
         }
+        for set in Plan::new(op, limits, t).sets(Algorithm::Auto)? {
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
     }
     if op.input.is_some() && size == 4 {
         sets.push(KernelSet::Select(policy::select_shape(in_size, &limits)?));
@@ -330,5 +338,58 @@ fn compile_all(op: &CudaOp, cc: u32) -> Kernels {
     Kernels::Compiled {
         target,
         sets: names,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::count_true;
+    use crate::ops::{Affine, MatMulMod, Sum};
+    use crate::tuning::policy::SMALL_INPUT_BYTES;
+
+    /// `check` compiles every module a call of the default path loads, at every input size:
+    /// the small-input tiles of the staged scan and the staged reduce, the one-block scans, the
+    /// large inputs' layouts.
+    #[test]
+    fn kernel_sets_cover_every_size_of_the_default_path() {
+        let ops = [
+            Sum::<u8>::new().cuda(),
+            Sum::<u16>::new().cuda(),
+            Sum::<i32>::new().cuda(),
+            Sum::<f64>::new().cuda(),
+            Affine::<f64>::new().cuda(),
+            MatMulMod::new(1_000_000_007).unwrap().cuda(),
+            Sum::<u32>::new().cuda().with_input(count_true().cuda()),
+        ];
+        // Input sizes in bytes: none, a few elements, the small-input tiles up to their bound,
+        // the large tiles, and inputs large enough for the large-input layouts.
+        let bytes = [
+            0,
+            1,
+            31,
+            4 << 10,
+            64 << 10,
+            SMALL_INPUT_BYTES,
+            32 << 20,
+            1 << 30,
+        ];
+        for op in &ops {
+            for cc in [75, 80, 90] {
+                let sets = kernel_sets(op, cc).unwrap();
+                let plan = Plan::new(op, DeviceLimits::for_arch(cc), &Tuning::default());
+                let size = op.elem_size as u64;
+                for n in bytes.map(|b| b / size).into_iter().chain([u64::MAX]) {
+                    for set in plan.sets_for(Algorithm::Auto, n).unwrap() {
+                        assert!(
+                            sets.contains(&set),
+                            "{} on sm_{cc}, {n} elements: {} not checked",
+                            op.name,
+                            set.name()
+                        );
+                    }
+                }
+            }
+        }
     }
 }
