@@ -5,6 +5,8 @@
 //!   `Scanner::prepare` and a first scan of 2^10 elements (`topics/compile.rs`);
 //! - `scan`: inclusive scans on the GPU (all algorithms) and the CPU backends;
 //! - `reduce`: reductions, likewise;
+//! - `lanes`: batched scans and reductions of columns and rows on the parallel CPU backend,
+//!   beside a copy (`topics/lanes.rs`);
 //! - `combine-form-<op>`: scans of the operators the cost policy outlines, inlined and
 //!   outlined (`topics/combine_form.rs`).
 //!
@@ -19,6 +21,8 @@ mod classes;
 mod combine_form;
 #[path = "topics/compile.rs"]
 mod compile;
+#[path = "topics/lanes.rs"]
+mod lanes;
 #[path = "topics/reduce.rs"]
 mod reduce;
 #[path = "topics/scan.rs"]
@@ -29,6 +33,7 @@ criterion_group!(
     compile::bench,
     scan::bench,
     reduce::bench,
+    lanes::bench,
     combine_form::bench
 );
 criterion_main!(benches);

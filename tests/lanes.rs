@@ -91,8 +91,9 @@ where
     assert_eq!(reduced, folds, "{}: {what}: reduce_lanes", b.describe());
 }
 
-/// The layouts every backend runs: rows of boundary lengths, a long row, every axis of two
-/// 3-D tensors, and strided views (a transposed matrix, every other column).
+/// The layouts every backend runs: rows of boundary lengths, a long row, every axis of four
+/// 3-D tensors (the last two with rows of 3 and 2 lanes, in 4 and 20 groups), columns
+/// scanned down, and strided views (a transposed matrix, every other column).
 fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     let mut out = Vec::new();
     for (rows, len) in [
@@ -112,7 +113,7 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     ] {
         out.push((Lanes::rows(rows, len), rows * len));
     }
-    for shape in [[3usize, 4, 5], [2, 33, 7]] {
+    for shape in [[3usize, 4, 5], [2, 33, 7], [4, 50, 3], [20, 10, 2]] {
         for axis in 0..3 {
             out.push((Lanes::axis(&shape, axis).unwrap(), shape.iter().product()));
         }
@@ -120,7 +121,14 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     // A few columns scanned down (2 to 16 of them; on the GPU one 1-D scan of rows as vectors
     // for forward scans of rows of at most 16 bytes, else the column scan), over one and over
     // many tiles.
-    for shape in [[37usize, 2], [5, 4], [1000, 8], [300, 16], [20_000, 4]] {
+    for shape in [
+        [37usize, 2],
+        [1000, 3],
+        [5, 4],
+        [1000, 8],
+        [300, 16],
+        [20_000, 4],
+    ] {
         out.push((Lanes::axis(&shape, 0).unwrap(), shape.iter().product()));
     }
     // The rows of a transposed 6 x 9 matrix (column-major storage).

@@ -1,5 +1,6 @@
 //! The parallel CPU backend: a blocked three-phase scan on rayon.
 
+use super::columns::{self, Split};
 use super::seq;
 use crate::alloc;
 use crate::backend::Backend;
@@ -35,8 +36,15 @@ impl Parallel {
     }
 
     fn chunk_len(&self, n: usize) -> usize {
-        let pieces = rayon::current_num_threads() * 4;
-        n.div_ceil(pieces).max(self.min_chunk)
+        n.div_ceil(self.split().pieces).max(self.min_chunk)
+    }
+
+    /// How work splits: about four parts per thread, of at least `min_chunk` elements.
+    fn split(&self) -> Split {
+        Split {
+            pieces: rayon::current_num_threads() * 4,
+            min_chunk: self.min_chunk,
+        }
     }
 
     fn chunk_totals<M: Monoid>(&self, m: &M, xs: &[M::Elem], chunk: usize) -> Result<Vec<M::Elem>> {
@@ -130,6 +138,10 @@ impl Backend for Parallel {
                 .collect_into_vec(&mut totals);
             return Ok(totals);
         }
+        if let Some(width) = columns::dense_width(lanes) {
+            // Lanes side by side (columns scanned down): rows walked in memory order.
+            return columns::scan(m, lanes, width, data, how, self.split());
+        }
         // Any other layout: each lane gathered and scanned in parallel, then written back.
         let data_ref: &[M::Elem] = data;
         let mut scanned: Vec<Result<ScannedLane<M::Elem>>> = alloc::with_capacity(lanes.count())?;
@@ -159,6 +171,27 @@ impl Backend for Parallel {
         lanes.check_buffer(data.len(), "the data")?;
         if lanes.count() == 1 && lanes.is_rows() {
             return Ok(vec![self.reduce(m, &data[..lanes.len])?]);
+        }
+        if lanes.len == 0 || lanes.count() == 0 {
+            return alloc::filled(lanes.count(), m.identity());
+        }
+        if lanes.is_rows() {
+            // Rows in place: each folded whole, several at a time; a few long ones each in
+            // parallel chunks.
+            let rows = &data[..lanes.elements()];
+            if lanes.count() < self.split().pieces && lanes.len > self.chunk_len(lanes.len) {
+                return alloc::collect(rows.chunks(lanes.len).map(|r| self.reduce(m, r)))?
+                    .into_iter()
+                    .collect();
+            }
+            let mut totals = alloc::with_capacity(lanes.count())?;
+            rows.par_chunks(lanes.len)
+                .map(|r| seq::reduce(m, r))
+                .collect_into_vec(&mut totals);
+            return Ok(totals);
+        }
+        if let Some(width) = columns::dense_width(lanes) {
+            return columns::reduce(m, lanes, width, data, self.split());
         }
         let mut totals: Vec<Result<M::Elem>> = alloc::with_capacity(lanes.count())?;
         (0..lanes.count())

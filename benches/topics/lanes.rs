@@ -1,0 +1,44 @@
+//! Batched scans on the parallel CPU backend: the shapes of the batched-scan table in
+//! `docs/performance.md`, columns scanned down and rows along, beside a copy of the same bytes.
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use monoscan::cpu::Parallel;
+use monoscan::lanes::{LaneScan, Lanes};
+use monoscan::ops::Sum;
+use monoscan::Backend;
+
+pub fn bench(c: &mut Criterion) {
+    let m = Sum::<f32>::new();
+    let b = Parallel::default();
+    let mut g = c.benchmark_group("lanes-sum-f32");
+    g.sample_size(10);
+    for (rows, cols, axis) in [
+        (8_388_608usize, 2usize, 0usize),
+        (524_288, 32, 0),
+        (16_384, 1_024, 0),
+        (16_384, 1_024, 1),
+    ] {
+        let n = rows * cols;
+        let shape = format!("{rows}x{cols}-dim{axis}");
+        let lanes = Lanes::axis(&[rows, cols], axis).unwrap();
+        let src: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+        let mut xs = src.clone();
+        g.throughput(Throughput::Bytes(2 * 4 * n as u64));
+        g.bench_function(BenchmarkId::new("copy", &shape), |bch| {
+            bch.iter(|| xs.copy_from_slice(&src))
+        });
+        for (name, how) in [
+            ("cpu-rayon-scan", LaneScan::inclusive()),
+            ("cpu-rayon-scan-reverse", LaneScan::inclusive().reverse()),
+        ] {
+            g.bench_function(BenchmarkId::new(name, &shape), |bch| {
+                bch.iter(|| b.scan_lanes(&m, &lanes, &mut xs, &how).unwrap())
+            });
+        }
+        g.throughput(Throughput::Bytes(4 * n as u64));
+        g.bench_function(BenchmarkId::new("cpu-rayon-reduce", &shape), |bch| {
+            bch.iter(|| b.reduce_lanes(&m, &lanes, &src).unwrap())
+        });
+    }
+    g.finish();
+}
