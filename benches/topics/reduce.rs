@@ -43,4 +43,18 @@ pub fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    // A float sum, whose add the processor cannot start before the last one ends: the CPU
+    // backend's folds step several chains together.
+    let m = Sum::<f32>::new();
+    let mut g = c.benchmark_group("reduce-sum-f32");
+    g.sample_size(20);
+    for log2 in [16u32, 20, 24] {
+        let n = 1usize << log2;
+        let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+        g.throughput(Throughput::Bytes(4 * n as u64));
+        g.bench_function(BenchmarkId::new("cpu-rayon", format!("2^{log2}")), |b| {
+            b.iter(|| Parallel::default().reduce(&m, &xs).unwrap())
+        });
+    }
+    g.finish();
 }
