@@ -24,6 +24,7 @@
 //! ```
 
 use crate::alloc;
+use crate::cpu::seq::{scan_run, Start};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
 
@@ -284,6 +285,17 @@ impl<T> LaneScan<T> {
     }
 }
 
+impl<T: Copy> LaneScan<T> {
+    /// How lane `lane`'s scan starts: exclusive from its initial value, or inclusive with
+    /// nothing before its first element.
+    pub(crate) fn start(&self, lane: usize) -> Start<T> {
+        match &self.init {
+            Some(i) => Start::Exclusive(i.get(lane)),
+            None => Start::Open,
+        }
+    }
+}
+
 /// Checks CSR row offsets: nondecreasing, from 0 to `len`.
 pub(crate) fn check_offsets(offsets: &[usize], len: usize) -> Result<()> {
     let ok = offsets.first() == Some(&0)
@@ -310,39 +322,7 @@ pub(crate) fn scan_one<M: Monoid>(
     how: &LaneScan<M::Elem>,
     lane: usize,
 ) -> M::Elem {
-    let init = how.init.as_ref().map(|i| i.get(lane));
-    if how.reverse {
-        // Suffixes: a running value that grows to the left, combined in sequence order.
-        let mut acc = init;
-        for x in xs.iter_mut().rev() {
-            let with = match acc {
-                None => *x,
-                Some(a) => m.combine(x, &a),
-            };
-            if init.is_some() {
-                *x = acc.expect("exclusive scans start from init");
-            } else {
-                *x = with;
-            }
-            acc = Some(with);
-        }
-        acc.unwrap_or_else(|| m.identity())
-    } else {
-        let mut acc = init;
-        for x in xs.iter_mut() {
-            let with = match acc {
-                None => *x,
-                Some(a) => m.combine(&a, x),
-            };
-            if init.is_some() {
-                *x = acc.expect("exclusive scans start from init");
-            } else {
-                *x = with;
-            }
-            acc = Some(with);
-        }
-        acc.unwrap_or_else(|| m.identity())
-    }
+    scan_run(m, xs, how.reverse, how.start(lane)).unwrap_or_else(|| m.identity())
 }
 
 /// Lane `lane` of `data`, gathered in order.

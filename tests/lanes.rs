@@ -298,14 +298,18 @@ fn maps_are_fused_on_every_backend() {
     }
 }
 
-/// Variable-length rows given by offsets, every backend.
+/// Variable-length rows given by offsets, every backend; two rows long enough that the
+/// parallel backend cuts each into chunks.
 #[test]
 fn csr_rows_on_every_backend() {
     let mat = MatMulMod::default();
     let mut rng = Rng::new(17);
     let mut offsets = vec![0usize];
-    for _ in 0..200 {
-        let len = [0, 1, 2, 31, 32, 33, 300][rng.below(7) as usize];
+    for r in 0..200 {
+        let len = match r {
+            40 | 41 => 30_000 + r,
+            _ => [0, 1, 2, 31, 32, 33, 300][rng.below(7) as usize],
+        };
         offsets.push(offsets.last().unwrap() + len);
     }
     let n = *offsets.last().unwrap();
@@ -315,6 +319,7 @@ fn csr_rows_on_every_backend() {
     let inits: Vec<Mat2> = (0..200).map(|r| Mat2::new([1, r as u32, 0, 1])).collect();
     for how in [
         LaneScan::inclusive(),
+        LaneScan::inclusive().reverse(),
         LaneScan::exclusive_each(inits.clone()),
         LaneScan::exclusive_each(inits.clone()).reverse(),
     ] {
@@ -342,14 +347,12 @@ fn csr_rows_on_every_backend() {
             &|d| Sequential.scan_segments(&mat, &offsets, d, &how).unwrap(),
             "sequential",
         );
-        check(
-            &|d| {
-                Parallel::default()
-                    .scan_segments(&mat, &offsets, d, &how)
-                    .unwrap()
-            },
-            "parallel",
-        );
+        for p in [Parallel::default(), Parallel::with_min_chunk(7)] {
+            check(
+                &|d| p.scan_segments(&mat, &offsets, d, &how).unwrap(),
+                "parallel",
+            );
+        }
         if let Some(g) = gpu() {
             check(
                 &|d| g.scan_segments(&mat, &offsets, d, &how).unwrap(),

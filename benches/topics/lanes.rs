@@ -1,5 +1,6 @@
 //! Batched scans on the parallel CPU backend: the shapes of the batched-scan table in
-//! `docs/performance.md`, columns scanned down and rows along, beside a copy of the same bytes.
+//! `docs/performance.md`, columns scanned down and rows along (a few long rows, and one: a 1-D
+//! scan), beside a copy of the same bytes.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use monoscan::cpu::Parallel;
@@ -17,6 +18,8 @@ pub fn bench(c: &mut Criterion) {
         (524_288, 32, 0),
         (16_384, 1_024, 0),
         (16_384, 1_024, 1),
+        (3, 4_194_304, 1),
+        (1, 16_777_216, 1),
     ] {
         let n = rows * cols;
         let shape = format!("{rows}x{cols}-dim{axis}");

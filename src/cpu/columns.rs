@@ -87,11 +87,7 @@ pub(crate) fn scan<M: Monoid>(
             per_group.push(inits(o).and_then(|init| scan_chunked(m, s, width, init, how, rows)));
         }
     }
-    let mut totals = alloc::with_capacity(lanes.count())?;
-    for t in per_group {
-        totals.extend(t?);
-    }
-    Ok(totals)
+    concat(per_group, lanes.count())
 }
 
 /// Each lane of `data` folded from the identity, in lane order, where [`dense_width`] gave
@@ -125,7 +121,12 @@ pub(crate) fn reduce<M: Monoid>(
             per_group.push(Ok(acc));
         }
     }
-    let mut totals = alloc::with_capacity(lanes.count())?;
+    concat(per_group, lanes.count())
+}
+
+/// The per-group totals `per_group`, `count` in all, one after another.
+fn concat<T>(per_group: Vec<Result<Vec<T>>>, count: usize) -> Result<Vec<T>> {
+    let mut totals = alloc::with_capacity(count)?;
     for t in per_group {
         totals.extend(t?);
     }
@@ -271,15 +272,22 @@ fn walk_as<M: Monoid, A: Running<M::Elem>, const REVERSE: bool, const EXCLUSIVE:
     width: usize,
     from: Option<Vec<M::Elem>>,
 ) -> Result<Vec<M::Elem>> {
+    let lane = |x: &mut M::Elem, a: &mut M::Elem| {
+        let with = if REVERSE {
+            m.combine(x, a)
+        } else {
+            m.combine(a, x)
+        };
+        *x = if EXCLUSIVE { *a } else { with };
+        *a = with;
+    };
+    // Backwards, each row is walked from its end too, so that memory is read in one direction.
     let step = |row: &mut [M::Elem], acc: &mut A| {
-        for (x, a) in row.iter_mut().zip(acc.lanes().iter_mut()) {
-            let with = if REVERSE {
-                m.combine(x, a)
-            } else {
-                m.combine(a, x)
-            };
-            *x = if EXCLUSIVE { *a } else { with };
-            *a = with;
+        let pairs = row.iter_mut().zip(acc.lanes().iter_mut());
+        if REVERSE {
+            pairs.rev().for_each(|(x, a)| lane(x, a));
+        } else {
+            pairs.for_each(|(x, a)| lane(x, a));
         }
     };
     let mut it = rows.chunks_exact_mut(A::WIDTH.unwrap_or(width));

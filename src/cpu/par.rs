@@ -1,20 +1,22 @@
 //! The parallel CPU backend: a blocked three-phase scan on rayon.
 
 use super::columns::{self, Split};
-use super::seq;
+use super::seq::{self, Start};
 use crate::alloc;
 use crate::backend::Backend;
 use crate::error::Result;
-use crate::lanes::{self, Inits, LaneScan, Lanes};
+use crate::lanes::{self, LaneScan, Lanes};
 use crate::monoid::Monoid;
-use crate::ops::Reversed;
 use rayon::prelude::*;
 
 /// Reduce and scan on all cores with rayon, in sequence order.
 ///
 /// The input is cut into chunks; each chunk is reduced in parallel, the chunk totals are
 /// scanned sequentially into carries, and each chunk is scanned in parallel from its carry.
-/// Inputs of at most `min_chunk` elements run sequentially.
+/// Reverse scans take the same steps from the end, without moving the data. Inputs of at most
+/// `min_chunk` elements run sequentially. Batches of rows run a row per task; rows too few to
+/// share out among the threads, and variable-length rows longer than a thread's share, are
+/// each cut into chunks in turn.
 #[derive(Debug, Clone, Copy)]
 pub struct Parallel {
     min_chunk: usize,
@@ -47,6 +49,12 @@ impl Parallel {
         }
     }
 
+    /// Whether `count` rows of `len` elements are too few to share out, and each long enough
+    /// to cut into chunks.
+    fn few_long_rows(&self, count: usize, len: usize) -> bool {
+        count < self.split().pieces && len > self.chunk_len(len)
+    }
+
     fn chunk_totals<M: Monoid>(&self, m: &M, xs: &[M::Elem], chunk: usize) -> Result<Vec<M::Elem>> {
         let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
         xs.par_chunks(chunk)
@@ -70,18 +78,8 @@ impl Backend for Parallel {
     }
 
     fn inclusive_scan_in_place<M: Monoid>(&self, m: &M, xs: &mut [M::Elem]) -> Result<()> {
-        let chunk = self.chunk_len(xs.len());
-        if xs.len() <= chunk {
-            seq::inclusive_scan_in_place(m, xs);
-            return Ok(());
-        }
-        let mut totals = self.chunk_totals(m, xs, chunk)?;
-        // carries[k] = t0 ⊕ ... ⊕ t(k-1); chunk 0 has none.
-        seq::inclusive_scan_in_place(m, &mut totals);
-        xs.par_chunks_mut(chunk).enumerate().for_each(|(k, c)| {
-            let carry = k.checked_sub(1).map(|j| totals[j]);
-            seq::inclusive_scan_from(m, c, carry);
-        });
+        // From the identity, as the sequential reference defines it.
+        self.scan_run(m, xs, false, Start::After(m.identity()))?;
         Ok(())
     }
 
@@ -91,18 +89,9 @@ impl Backend for Parallel {
         xs: &mut [M::Elem],
         init: M::Elem,
     ) -> Result<M::Elem> {
-        let chunk = self.chunk_len(xs.len());
-        if xs.len() <= chunk {
-            return Ok(seq::exclusive_scan_in_place(m, xs, init));
-        }
-        let mut carries = self.chunk_totals(m, xs, chunk)?;
-        let total = seq::exclusive_scan_in_place(m, &mut carries, init);
-        xs.par_chunks_mut(chunk)
-            .zip(carries.par_iter())
-            .for_each(|(c, carry)| {
-                seq::exclusive_scan_in_place(m, c, *carry);
-            });
-        Ok(total)
+        Ok(self
+            .scan_run(m, xs, false, Start::Exclusive(init))?
+            .unwrap_or(init))
     }
 
     fn scan_lanes<M: Monoid>(
@@ -118,24 +107,27 @@ impl Backend for Parallel {
             let empty = |l| how.init.as_ref().map_or(m.identity(), |i| i.get(l));
             return alloc::collect((0..lanes.count()).map(empty));
         }
-        if lanes.count() == 1 && lanes.is_rows() && lanes.len > self.min_chunk {
-            // One long lane: the chunked three-phase scan, on the opposite monoid backwards.
-            let xs = &mut data[..lanes.len];
-            if how.reverse {
-                xs.reverse();
-                let total = self.scan_one_lane(&Reversed::new(m), xs, how.init.as_ref());
-                xs.reverse();
-                return Ok(vec![total?]);
-            }
-            return Ok(vec![self.scan_one_lane(m, xs, how.init.as_ref())?]);
-        }
         if lanes.is_rows() {
             let rows = &mut data[..lanes.elements()];
+            if self.few_long_rows(lanes.count(), lanes.len) {
+                return alloc::collect(
+                    rows.chunks_mut(lanes.len)
+                        .enumerate()
+                        .map(|(r, row)| self.scan_lane(m, row, how, r)),
+                )?
+                .into_iter()
+                .collect();
+            }
             let mut totals = alloc::with_capacity(lanes.count())?;
-            rows.par_chunks_mut(lanes.len)
-                .enumerate()
-                .map(|(r, row)| lanes::scan_one(m, row, how, r))
-                .collect_into_vec(&mut totals);
+            let each = rows.par_chunks_mut(lanes.len).enumerate();
+            let scan = |(r, row)| lanes::scan_one(m, row, how, r);
+            if how.reverse {
+                // Each task takes its rows last first, so that memory is read in one direction.
+                each.rev().map(scan).collect_into_vec(&mut totals);
+                totals.reverse();
+            } else {
+                each.map(scan).collect_into_vec(&mut totals);
+            }
             return Ok(totals);
         }
         if let Some(width) = columns::dense_width(lanes) {
@@ -179,7 +171,7 @@ impl Backend for Parallel {
             // Rows in place: each folded whole, several at a time; a few long ones each in
             // parallel chunks.
             let rows = &data[..lanes.elements()];
-            if lanes.count() < self.split().pieces && lanes.len > self.chunk_len(lanes.len) {
+            if self.few_long_rows(lanes.count(), lanes.len) {
                 return alloc::collect(rows.chunks(lanes.len).map(|r| self.reduce(m, r)))?
                     .into_iter()
                     .collect();
@@ -211,7 +203,10 @@ impl Backend for Parallel {
         lanes::check_offsets(offsets, data.len())?;
         let rows = offsets.len() - 1;
         how.check(&Lanes::rows(rows, 0))?;
-        // Cut `data` into its rows (disjoint), then scan them in parallel.
+        // Rows longer than a thread's share of the whole are each cut into chunks in turn;
+        // the others run a row per task.
+        let long = self.chunk_len(data.len());
+        // Cut `data` into its rows (disjoint).
         let mut pieces: Vec<&mut [M::Elem]> = alloc::with_capacity(rows)?;
         let mut rest = data;
         for w in offsets.windows(2) {
@@ -219,12 +214,18 @@ impl Backend for Parallel {
             pieces.push(row);
             rest = tail;
         }
-        let mut totals = alloc::with_capacity(rows)?;
+        let mut totals = alloc::filled(rows, m.identity())?;
         pieces
-            .into_par_iter()
+            .par_iter_mut()
+            .zip(totals.par_iter_mut())
             .enumerate()
-            .map(|(r, row)| lanes::scan_one(m, row, how, r))
-            .collect_into_vec(&mut totals);
+            .filter(|(_, (row, _))| row.len() <= long)
+            .for_each(|(r, (row, total))| *total = lanes::scan_one(m, row, how, r));
+        for (r, (row, total)) in pieces.iter_mut().zip(&mut totals).enumerate() {
+            if row.len() > long {
+                *total = self.scan_lane(m, row, how, r)?;
+            }
+        }
         Ok(totals)
     }
 }
@@ -266,19 +267,53 @@ fn fold_chained<M: Monoid>(m: &M, xs: &[M::Elem]) -> M::Elem {
 }
 
 impl Parallel {
-    /// One long lane, `xs` in lane order: inclusive, or exclusive from `init`; its total.
-    fn scan_one_lane<M: Monoid>(
+    /// Scans the run `xs` in place from `start` on all threads, forwards or from its end (the
+    /// definitions of [`seq::scan_run`]), in three phases: each chunk folded, the chunk totals
+    /// combined in sequence order into each chunk's start (in reverse, from the last chunk
+    /// down), each chunk scanned from its start. Returns the running value after the run.
+    fn scan_run<M: Monoid>(
         &self,
         m: &M,
         xs: &mut [M::Elem],
-        init: Option<&Inits<M::Elem>>,
-    ) -> Result<M::Elem> {
-        match init {
-            None => {
-                self.inclusive_scan_in_place(m, xs)?;
-                Ok(xs.last().copied().unwrap_or_else(|| m.identity()))
-            }
-            Some(i) => self.exclusive_scan_in_place(m, xs, i.get(0)),
+        reverse: bool,
+        start: Start<M::Elem>,
+    ) -> Result<Option<M::Elem>> {
+        let chunk = self.chunk_len(xs.len());
+        if xs.len() <= chunk {
+            return Ok(seq::scan_run(m, xs, reverse, start));
         }
+        let totals = self.chunk_totals(m, xs, chunk)?;
+        let chunks = totals.len();
+        let mut starts = alloc::filled(chunks, start)?;
+        let mut acc = start.value();
+        for i in 0..chunks {
+            let c = if reverse { chunks - 1 - i } else { i };
+            starts[c] = start.from(acc);
+            let t = &totals[c];
+            acc = Some(match acc {
+                None => *t,
+                Some(a) if reverse => m.combine(t, &a),
+                Some(a) => m.combine(&a, t),
+            });
+        }
+        xs.par_chunks_mut(chunk)
+            .zip(starts.par_iter())
+            .for_each(|(c, s)| {
+                seq::scan_run(m, c, reverse, *s);
+            });
+        Ok(acc)
+    }
+
+    /// Lane `lane`, held in order in `xs`, scanned on all threads as `how` says; its total.
+    fn scan_lane<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+        lane: usize,
+    ) -> Result<M::Elem> {
+        Ok(self
+            .scan_run(m, xs, how.reverse, how.start(lane))?
+            .unwrap_or_else(|| m.identity()))
     }
 }

@@ -17,27 +17,90 @@ pub fn reduce<M: Monoid>(m: &M, xs: &[M::Elem]) -> M::Elem {
 
 /// Replaces `xs` by its inclusive scan.
 pub fn inclusive_scan_in_place<M: Monoid>(m: &M, xs: &mut [M::Elem]) {
-    inclusive_scan_from(m, xs, None);
+    scan_run(m, xs, false, Start::After(m.identity()));
 }
 
-/// Replaces `xs[i]` by `carry ⊕ x0 ⊕ ... ⊕ xi` (no carry: `e ⊕ x0 ⊕ ... ⊕ xi`).
-pub(crate) fn inclusive_scan_from<M: Monoid>(m: &M, xs: &mut [M::Elem], carry: Option<M::Elem>) {
-    let mut acc = carry.unwrap_or_else(|| m.identity());
-    for x in xs.iter_mut() {
-        acc = m.combine(&acc, x);
-        *x = acc;
+/// Where a run of a scan ([`scan_run`]) starts: the running value before its first element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Start<T> {
+    /// An inclusive scan with no value before the run: its first element is its own prefix.
+    Open,
+    /// An inclusive scan after the running value `a`: each element becomes `a ⊕ ... ⊕ x`.
+    After(T),
+    /// An exclusive scan from the running value `a`: each element becomes the value before it.
+    Exclusive(T),
+}
+
+impl<T> Start<T> {
+    /// The same kind of start from the running value `a` (`None`: nothing before the run).
+    pub(crate) fn from(&self, a: Option<T>) -> Start<T> {
+        match (self, a) {
+            (_, None) => Start::Open,
+            (Start::Exclusive(_), Some(a)) => Start::Exclusive(a),
+            (_, Some(a)) => Start::After(a),
+        }
     }
+
+    /// The running value before the run.
+    pub(crate) fn value(self) -> Option<T> {
+        match self {
+            Start::Open => None,
+            Start::After(a) | Start::Exclusive(a) => Some(a),
+        }
+    }
+}
+
+/// Scans the run `xs` in place from `start`, forwards or, with `reverse`, from its last
+/// element to its first (the running value then grows to the left, `x ⊕ a`, so sequence order
+/// is kept); returns the running value after the run: `None` only for an empty run from
+/// [`Start::Open`].
+pub(crate) fn scan_run<M: Monoid>(
+    m: &M,
+    xs: &mut [M::Elem],
+    reverse: bool,
+    start: Start<M::Elem>,
+) -> Option<M::Elem> {
+    let exclusive = matches!(start, Start::Exclusive(_));
+    match (reverse, exclusive) {
+        (false, false) => run_as::<M, false, false>(m, xs, start.value()),
+        (false, true) => run_as::<M, false, true>(m, xs, start.value()),
+        (true, false) => run_as::<M, true, false>(m, xs, start.value()),
+        (true, true) => run_as::<M, true, true>(m, xs, start.value()),
+    }
+}
+
+/// [`scan_run`] for one direction and one kind, so that its loop has no branch.
+fn run_as<M: Monoid, const REVERSE: bool, const EXCLUSIVE: bool>(
+    m: &M,
+    xs: &mut [M::Elem],
+    from: Option<M::Elem>,
+) -> Option<M::Elem> {
+    let mut it = xs.iter_mut();
+    let mut acc = match from {
+        Some(a) => a,
+        // Inclusive with nothing before: the first element walked stays as it is.
+        None => *(if REVERSE { it.next_back() } else { it.next() })?,
+    };
+    let mut step = |x: &mut M::Elem| {
+        let with = if REVERSE {
+            m.combine(x, &acc)
+        } else {
+            m.combine(&acc, x)
+        };
+        *x = if EXCLUSIVE { acc } else { with };
+        acc = with;
+    };
+    if REVERSE {
+        it.rev().for_each(&mut step);
+    } else {
+        it.for_each(&mut step);
+    }
+    Some(acc)
 }
 
 /// Replaces `xs` by its exclusive scan from `init`; returns `init ⊕ x0 ⊕ ... ⊕ x(n-1)`.
 pub fn exclusive_scan_in_place<M: Monoid>(m: &M, xs: &mut [M::Elem], init: M::Elem) -> M::Elem {
-    let mut acc = init;
-    for x in xs.iter_mut() {
-        let next = m.combine(&acc, x);
-        *x = acc;
-        acc = next;
-    }
-    acc
+    scan_run(m, xs, false, Start::Exclusive(init)).unwrap_or(init)
 }
 
 /// The inclusive scan of `xs`.
@@ -127,6 +190,51 @@ mod tests {
         assert_eq!(reduce(&OffByOne, &[2, 3]), 6);
         assert_eq!(inclusive_scan(&OffByOne, &[2, 3]), [3, 6]);
         assert_eq!(reduce(&Sum::<i32>::new(), &[2, 3]), 5);
+    }
+
+    #[test]
+    fn runs_scan_from_each_start_both_ways() {
+        let m = MatMulMod::new(1_000_003).unwrap();
+        let xs = [
+            Mat2::new([1, 2, 3, 4]),
+            Mat2::new([0, 1, 1, 0]),
+            Mat2::new([2, 0, 5, 1]),
+        ];
+        let a = Mat2::new([1, 7, 0, 1]);
+        let c = |p: &Mat2, q: &Mat2| m.combine(p, q);
+        let [x0, x1, x2] = xs;
+        let run = |reverse, start| {
+            let mut ys = xs;
+            let after = scan_run(&m, &mut ys, reverse, start);
+            (ys.to_vec(), after)
+        };
+        let all = c(&c(&x0, &x1), &x2);
+        assert_eq!(
+            run(false, Start::Open),
+            (vec![x0, c(&x0, &x1), all], Some(all))
+        );
+        assert_eq!(
+            run(false, Start::After(a)).0,
+            vec![c(&a, &x0), c(&c(&a, &x0), &x1), c(&a, &all)]
+        );
+        assert_eq!(
+            run(false, Start::Exclusive(a)),
+            (vec![a, c(&a, &x0), c(&c(&a, &x0), &x1)], Some(c(&a, &all)))
+        );
+        assert_eq!(
+            run(true, Start::Open),
+            (vec![all, c(&x1, &x2), x2], Some(all))
+        );
+        assert_eq!(
+            run(true, Start::Exclusive(a)),
+            (vec![c(&c(&x1, &x2), &a), c(&x2, &a), a], Some(c(&all, &a)))
+        );
+        let mut none: [Mat2; 0] = [];
+        assert_eq!(scan_run(&m, &mut none, true, Start::Open), None);
+        assert_eq!(scan_run(&m, &mut none, false, Start::Exclusive(a)), Some(a));
+        assert_eq!(Start::Exclusive(a).from(Some(x0)), Start::Exclusive(x0));
+        assert_eq!(Start::Open.from(Some(x0)), Start::After(x0));
+        assert_eq!(Start::After(a).from(None), Start::Open);
     }
 
     #[test]
