@@ -156,6 +156,25 @@ impl Lanes {
             && (self.outer_stride == self.len || self.outer <= 1)
     }
 
+    /// The same lanes, in the same order, with lanes that sit side by side in memory (one
+    /// group of lanes one element apart, as the rows of a column-major matrix are) described
+    /// as the lanes of one group (`outer` 1, `inner_stride` 1): the form of the columns of a
+    /// row-major array, which the backends scan by walking memory in order. Other layouts
+    /// come back unchanged.
+    pub fn normalized(&self) -> Lanes {
+        if self.is_rows() || self.inner != 1 || self.outer_stride != 1 {
+            return *self;
+        }
+        Lanes {
+            outer: 1,
+            len: self.len,
+            inner: self.outer,
+            outer_stride: 1,
+            stride: self.stride,
+            inner_stride: 1,
+        }
+    }
+
     /// Checks that the layout's offsets fit in `usize` and that no two elements share an
     /// offset: the strides, sorted, must each step over everything the smaller ones span.
     pub fn validate(&self) -> Result<()> {
@@ -388,6 +407,28 @@ mod tests {
         );
         assert!(!cols.is_rows());
         assert!(Lanes::axis(&[5, 7], 2).is_err());
+    }
+
+    #[test]
+    fn lanes_side_by_side_normalize_to_one_group() {
+        // The rows of a column-major 5 x 7 matrix are the columns of its row-major transpose.
+        let t = Lanes::strided(&[5, 7], &[1, 5], 1).unwrap();
+        let n = t.normalized();
+        assert_eq!(n, Lanes::axis(&[7, 5], 0).unwrap());
+        for lane in 0..t.count() {
+            for k in 0..t.len {
+                assert_eq!(n.offset(lane, k), t.offset(lane, k));
+            }
+        }
+        // Rows, columns, and lanes of one element stay as they are.
+        for l in [
+            Lanes::rows(4, 9),
+            Lanes::axis(&[7, 5], 0).unwrap(),
+            Lanes::strided(&[5, 1], &[1, 5], 1).unwrap(),
+            Lanes::strided(&[2, 3, 4], &[12, 1, 3], 1).unwrap(),
+        ] {
+            assert_eq!(l.normalized(), l, "{l:?}");
+        }
     }
 
     #[test]

@@ -13,17 +13,28 @@ pub fn bench(c: &mut Criterion) {
     let b = Parallel::default();
     let mut g = c.benchmark_group("lanes-sum-f32");
     g.sample_size(10);
-    for (rows, cols, axis) in [
+    let mut shapes: Vec<(String, Lanes)> = [
         (8_388_608usize, 2usize, 0usize),
         (524_288, 32, 0),
         (16_384, 1_024, 0),
         (16_384, 1_024, 1),
         (3, 4_194_304, 1),
         (1, 16_777_216, 1),
-    ] {
-        let n = rows * cols;
-        let shape = format!("{rows}x{cols}-dim{axis}");
+    ]
+    .into_iter()
+    .map(|(rows, cols, axis)| {
         let lanes = Lanes::axis(&[rows, cols], axis).unwrap();
+        (format!("{rows}x{cols}-dim{axis}"), lanes)
+    })
+    .collect();
+    // The rows of a column-major (1,024 x 16,384) matrix: side by side in memory, as the
+    // columns of its row-major transpose are.
+    shapes.push((
+        "1024x16384-dim1-column-major".into(),
+        Lanes::strided(&[1_024, 16_384], &[1, 1_024], 1).unwrap(),
+    ));
+    for (shape, lanes) in shapes {
+        let n = lanes.elements();
         let src: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
         let mut xs = src.clone();
         g.throughput(Throughput::Bytes(2 * 4 * n as u64));

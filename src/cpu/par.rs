@@ -103,6 +103,7 @@ impl Backend for Parallel {
     ) -> Result<Vec<M::Elem>> {
         lanes.check_buffer(data.len(), "the data")?;
         how.check(lanes)?;
+        let lanes = &lanes.normalized();
         if lanes.len == 0 || lanes.count() == 0 {
             let empty = |l| how.init.as_ref().map_or(m.identity(), |i| i.get(l));
             return alloc::collect((0..lanes.count()).map(empty));
@@ -161,6 +162,7 @@ impl Backend for Parallel {
         data: &[M::Elem],
     ) -> Result<Vec<M::Elem>> {
         lanes.check_buffer(data.len(), "the data")?;
+        let lanes = &lanes.normalized();
         if lanes.count() == 1 && lanes.is_rows() {
             return Ok(vec![self.reduce(m, &data[..lanes.len])?]);
         }

@@ -5,7 +5,9 @@
 //! from the end where the forward scan stages. The columns of a row-major array scanned down
 //! (the outer axis) are scanned in place by the column scan, or, for rows of at most 16 bytes,
 //! by one 1-D scan of rows as vectors under the lane-wise operator (in reverse where that scan
-//! stages). Any other layout is gathered into contiguous rows, scanned, and scattered back.
+//! stages); so are lanes that sit side by side as those columns do (the rows of a column-major
+//! matrix, [`Lanes::normalized`]). Any other layout is gathered into contiguous rows, scanned,
+//! and scattered back.
 
 use super::autotune;
 use super::kernels::OpKernels;
@@ -36,6 +38,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
     lanes.check_buffer(inp.len() as usize, "the input")?;
     lanes.check_buffer(out.len() as usize, "the output")?;
     how.check(lanes)?;
+    let lanes = &lanes.normalized();
     let count = lanes.count() as u64;
     let totals = match totals {
         None => None,
