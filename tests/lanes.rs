@@ -131,8 +131,14 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     ] {
         out.push((Lanes::axis(&shape, 0).unwrap(), shape.iter().product()));
     }
-    // The rows of a transposed 6 x 9 matrix (column-major storage).
+    // The rows of a transposed 6 x 9 matrix (column-major storage), and of one whose columns
+    // are 8 apart (a leading dimension of 8 for 6 rows).
     out.push((Lanes::strided(&[9, 6], &[1, 9], 1).unwrap(), 54));
+    out.push((Lanes::strided(&[6, 9], &[1, 8], 1).unwrap(), 70));
+    // Three of the five columns of a 200 x 5 matrix, and 3 of 4 columns in 6 slabs of 50 rows,
+    // scanned down.
+    out.push((Lanes::strided(&[200, 3], &[5, 1], 0).unwrap(), 998));
+    out.push((Lanes::strided(&[6, 50, 3], &[200, 4, 1], 1).unwrap(), 1199));
     // Every other column of a 10 x 8 matrix, scanned down: 4 lanes of stride 8.
     out.push((
         Lanes {

@@ -33,8 +33,14 @@ pub fn bench(c: &mut Criterion) {
         "1024x16384-dim1-column-major".into(),
         Lanes::strided(&[1_024, 16_384], &[1, 1_024], 1).unwrap(),
     ));
+    // 32 of the 40 columns of a (524,288 x 40) matrix, scanned down: rows 40 elements apart.
+    shapes.push((
+        "524288x32-of-40-dim0".into(),
+        Lanes::strided(&[524_288, 32], &[40, 1], 0).unwrap(),
+    ));
     for (shape, lanes) in shapes {
-        let n = lanes.elements();
+        // The buffer: every element the lanes reach, and the columns between them.
+        let n = lanes.span();
         let src: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
         let mut xs = src.clone();
         g.throughput(Throughput::Bytes(2 * 4 * n as u64));

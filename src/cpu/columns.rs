@@ -1,6 +1,6 @@
 //! The parallel backend's lanes that lie across memory: an axis of a contiguous tensor other
-//! than its last (a row-major matrix's columns scanned down), whose lanes sit side by side and
-//! advance a whole row at a time. Gathering one such lane reads one element per cache line,
+//! than its last (a row-major matrix's columns scanned down), or a view of some of those
+//! columns, whose lanes sit side by side and advance a row at a time. Gathering one such lane reads one element per cache line,
 //! and every lane reads the same lines again, so these scans walk the rows in memory order
 //! with one running value per lane instead. They split the rows among threads as the 1-D scan
 //! splits its input: each chunk of rows folded into per-lane totals, the totals scanned into
@@ -39,34 +39,75 @@ impl Split {
     }
 }
 
-/// The width of the lanes' rows where `lanes` lie across memory densely: `inner` lanes side
-/// by side (`inner_stride` 1), each advancing a row of `inner` elements (`stride == inner`),
-/// each group of lanes right after the last (`outer_stride == len * inner`). `None` for every
-/// other layout, for single lanes and for empty ones.
-pub(crate) fn dense_width(lanes: &Lanes) -> Option<usize> {
+/// Where the rows of lanes that lie side by side sit: `width` lanes, one element apart, their
+/// rows `pitch` elements apart (`width` where rows are packed, more in a view of some columns of
+/// a wider array).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Grid {
+    pub width: usize,
+    pub pitch: usize,
+}
+
+impl Grid {
+    /// The rows of `data` (whole rows of `pitch` elements, the last possibly ending after its
+    /// lanes), each cut to its lanes: every row but the last in exact steps of `pitch` (no
+    /// division per row, which `chunks` pays walking from the end), then the last.
+    fn rows<'a, T>(&self, data: &'a [T]) -> impl DoubleEndedIterator<Item = &'a [T]> {
+        let width = self.width;
+        let (body, last) = data.split_at(self.before_last(data.len()));
+        body.chunks_exact(self.pitch)
+            .map(move |r| &r[..width])
+            .chain(std::iter::once(&last[..width.min(last.len())]))
+    }
+
+    /// [`Grid::rows`], mutable.
+    fn rows_mut<'a, T>(&self, data: &'a mut [T]) -> impl DoubleEndedIterator<Item = &'a mut [T]> {
+        let width = self.width;
+        let (body, last) = data.split_at_mut(self.before_last(data.len()));
+        let cut = width.min(last.len());
+        body.chunks_exact_mut(self.pitch)
+            .map(move |r| &mut r[..width])
+            .chain(std::iter::once(&mut last[..cut]))
+    }
+
+    /// The elements of the rows before the last of `len` elements of rows.
+    fn before_last(&self, len: usize) -> usize {
+        len.saturating_sub(self.width) / self.pitch * self.pitch
+    }
+}
+
+/// The grid of `lanes` where they lie side by side across memory: `inner` lanes one element
+/// apart (`inner_stride` 1), each advancing a row of at least `inner` elements
+/// (`stride >= inner`), each group of lanes right after the last (`outer_stride == len *
+/// stride`). `None` for every other layout, for single lanes and for empty ones.
+pub(crate) fn side_by_side(lanes: &Lanes) -> Option<Grid> {
     let w = lanes.inner;
-    let slab = lanes.len.checked_mul(w)?;
-    let dense = w >= 2
+    let slab = lanes.len.checked_mul(lanes.stride)?;
+    let fits = w >= 2
         && lanes.len >= 1
         && lanes.outer >= 1
         && lanes.inner_stride == 1
-        && lanes.stride == w
+        && lanes.stride >= w
         && (lanes.outer == 1 || lanes.outer_stride == slab);
-    dense.then_some(w)
+    fits.then_some(Grid {
+        width: w,
+        pitch: lanes.stride,
+    })
 }
 
-/// Scans the lanes of `data` in place as `how` says, where [`dense_width`] gave `width`;
+/// Scans the lanes of `data` in place as `how` says, where [`side_by_side`] gave `grid`;
 /// returns the lanes' totals in lane order.
 pub(crate) fn scan<M: Monoid>(
     m: &M,
     lanes: &Lanes,
-    width: usize,
+    grid: Grid,
     data: &mut [M::Elem],
     how: &LaneScan<M::Elem>,
     split: Split,
 ) -> Result<Vec<M::Elem>> {
-    let slab = lanes.len * width;
-    let data = &mut data[..lanes.outer * slab];
+    let width = grid.width;
+    let slab = lanes.len * grid.pitch;
+    let data = &mut data[..lanes.span()];
     // The initial values of group `o`'s lanes.
     let inits = |o: usize| -> Result<Option<Vec<M::Elem>>> {
         match &how.init {
@@ -79,40 +120,41 @@ pub(crate) fn scan<M: Monoid>(
     if split.by_group(lanes.outer, lanes.len, width) {
         data.par_chunks_mut(slab)
             .enumerate()
-            .map(|(o, s)| walk(m, s, width, inits(o)?, how))
+            .map(|(o, s)| walk(m, s, grid, inits(o)?, how))
             .collect_into_vec(&mut per_group);
     } else {
         let rows = split.rows(lanes.len, width);
         for (o, s) in data.chunks_mut(slab).enumerate() {
-            per_group.push(inits(o).and_then(|init| scan_chunked(m, s, width, init, how, rows)));
+            per_group.push(inits(o).and_then(|init| scan_chunked(m, s, grid, init, how, rows)));
         }
     }
     concat(per_group, lanes.count())
 }
 
-/// Each lane of `data` folded from the identity, in lane order, where [`dense_width`] gave
-/// `width`.
+/// Each lane of `data` folded from the identity, in lane order, where [`side_by_side`] gave
+/// `grid`.
 pub(crate) fn reduce<M: Monoid>(
     m: &M,
     lanes: &Lanes,
-    width: usize,
+    grid: Grid,
     data: &[M::Elem],
     split: Split,
 ) -> Result<Vec<M::Elem>> {
-    let slab = lanes.len * width;
-    let data = &data[..lanes.outer * slab];
+    let width = grid.width;
+    let slab = lanes.len * grid.pitch;
+    let data = &data[..lanes.span()];
     let mut per_group: Vec<Result<Vec<M::Elem>>> = alloc::with_capacity(lanes.outer)?;
     if split.by_group(lanes.outer, lanes.len, width) {
         data.par_chunks(slab)
-            .map(|s| fold(m, s, width, true))
+            .map(|s| fold(m, s, grid, true))
             .collect_into_vec(&mut per_group);
     } else {
-        let chunk = split.rows(lanes.len, width) * width;
+        let chunk = split.rows(lanes.len, width) * grid.pitch;
         for s in data.chunks(slab) {
             let mut parts: Vec<Result<Vec<M::Elem>>> =
                 alloc::with_capacity(s.len().div_ceil(chunk))?;
             s.par_chunks(chunk)
-                .map(|c| fold(m, c, width, true))
+                .map(|c| fold(m, c, grid, true))
                 .collect_into_vec(&mut parts);
             let mut acc = alloc::filled(width, m.identity())?;
             for p in parts {
@@ -133,22 +175,22 @@ fn concat<T>(per_group: Vec<Result<Vec<T>>>, count: usize) -> Result<Vec<T>> {
     Ok(totals)
 }
 
-/// One group of lanes (`slab`: whole rows of `width`) scanned in chunks of `rows` rows, in
-/// three phases; returns the lanes' totals.
+/// One group of lanes (`slab`: its rows on `grid`) scanned in chunks of `rows` rows, in three
+/// phases; returns the lanes' totals.
 fn scan_chunked<M: Monoid>(
     m: &M,
     slab: &mut [M::Elem],
-    width: usize,
+    grid: Grid,
     init: Option<Vec<M::Elem>>,
     how: &LaneScan<M::Elem>,
     rows: usize,
 ) -> Result<Vec<M::Elem>> {
-    let chunk = rows * width;
+    let chunk = rows * grid.pitch;
     let chunks = slab.len().div_ceil(chunk);
     // Each chunk's per-lane totals, in sequence order.
     let mut totals: Vec<Result<Vec<M::Elem>>> = alloc::with_capacity(chunks)?;
     slab.par_chunks(chunk)
-        .map(|c| fold(m, c, width, false))
+        .map(|c| fold(m, c, grid, false))
         .collect_into_vec(&mut totals);
     // Each chunk's carry: forwards, the initial values and the totals of the chunks before it;
     // backwards, the totals of the chunks after it and the initial values, on the right.
@@ -174,7 +216,7 @@ fn scan_chunked<M: Monoid>(
     let mut done: Vec<Result<Vec<M::Elem>>> = alloc::with_capacity(chunks)?;
     slab.par_chunks_mut(chunk)
         .zip(carries.into_par_iter())
-        .map(|(c, from)| walk(m, c, width, from, how))
+        .map(|(c, from)| walk(m, c, grid, from, how))
         .collect_into_vec(&mut done);
     for d in done {
         d?;
@@ -193,30 +235,45 @@ fn combine_rows<M: Monoid>(m: &M, acc: &mut [M::Elem], xs: &[M::Elem], xs_first:
     }
 }
 
-/// The per-lane folds of `rows` (whole rows of `width`, at least one), in sequence order: from
-/// the first row, or from the identity (as the sequential reference reduces).
+/// The per-lane folds of `rows` (rows on `grid`, at least one), in sequence order: from the
+/// first row, or from the identity (as the sequential reference reduces).
 fn fold<M: Monoid>(
     m: &M,
     rows: &[M::Elem],
-    width: usize,
+    grid: Grid,
     from_identity: bool,
 ) -> Result<Vec<M::Elem>> {
-    match width {
-        2 => fold_as::<M, [M::Elem; 2]>(m, rows, width, from_identity),
-        3 => fold_as::<M, [M::Elem; 3]>(m, rows, width, from_identity),
-        4 => fold_as::<M, [M::Elem; 4]>(m, rows, width, from_identity),
-        _ => fold_as::<M, Vec<M::Elem>>(m, rows, width, from_identity),
+    match grid.width {
+        2 => fold_as::<M, [M::Elem; 2]>(m, rows, grid, from_identity),
+        3 => fold_as::<M, [M::Elem; 3]>(m, rows, grid, from_identity),
+        4 => fold_as::<M, [M::Elem; 4]>(m, rows, grid, from_identity),
+        _ => fold_as::<M, Vec<M::Elem>>(m, rows, grid, from_identity),
     }
 }
 
-/// [`fold`] with running values of type `A`.
+/// [`fold`] with running values of type `A`: packed rows in exact steps of their width (a
+/// constant where `A` fixes it), padded ones through [`Grid::rows`].
 fn fold_as<M: Monoid, A: Running<M::Elem>>(
     m: &M,
     rows: &[M::Elem],
+    grid: Grid,
+    from_identity: bool,
+) -> Result<Vec<M::Elem>> {
+    if grid.pitch == grid.width {
+        let it = rows.chunks_exact(A::WIDTH.unwrap_or(grid.width));
+        fold_rows::<M, A>(m, it, grid.width, from_identity)
+    } else {
+        fold_rows::<M, A>(m, grid.rows(rows), grid.width, from_identity)
+    }
+}
+
+/// [`fold`] of the rows `it` of `width` lanes.
+fn fold_rows<'a, M: Monoid, A: Running<M::Elem>>(
+    m: &M,
+    mut it: impl Iterator<Item = &'a [M::Elem]>,
     width: usize,
     from_identity: bool,
 ) -> Result<Vec<M::Elem>> {
-    let mut it = rows.chunks_exact(A::WIDTH.unwrap_or(width));
     let mut acc = if from_identity {
         A::filled(width, m.identity())?
     } else {
@@ -230,21 +287,21 @@ fn fold_as<M: Monoid, A: Running<M::Elem>>(
     acc.into_vec()
 }
 
-/// Scans `rows` (whole rows of `width`) in place as `how` says, from the running values
-/// `from` (`None`: an inclusive scan's first rows, the first row its own prefix); returns the
-/// running values after the last row walked.
+/// Scans `rows` (rows on `grid`) in place as `how` says, from the running values `from`
+/// (`None`: an inclusive scan's first rows, the first row its own prefix); returns the running
+/// values after the last row walked.
 fn walk<M: Monoid>(
     m: &M,
     rows: &mut [M::Elem],
-    width: usize,
+    grid: Grid,
     from: Option<Vec<M::Elem>>,
     how: &LaneScan<M::Elem>,
 ) -> Result<Vec<M::Elem>> {
-    match width {
-        2 => walk_kind::<M, [M::Elem; 2]>(m, rows, width, from, how),
-        3 => walk_kind::<M, [M::Elem; 3]>(m, rows, width, from, how),
-        4 => walk_kind::<M, [M::Elem; 4]>(m, rows, width, from, how),
-        _ => walk_kind::<M, Vec<M::Elem>>(m, rows, width, from, how),
+    match grid.width {
+        2 => walk_kind::<M, [M::Elem; 2]>(m, rows, grid, from, how),
+        3 => walk_kind::<M, [M::Elem; 3]>(m, rows, grid, from, how),
+        4 => walk_kind::<M, [M::Elem; 4]>(m, rows, grid, from, how),
+        _ => walk_kind::<M, Vec<M::Elem>>(m, rows, grid, from, how),
     }
 }
 
@@ -252,26 +309,44 @@ fn walk<M: Monoid>(
 fn walk_kind<M: Monoid, A: Running<M::Elem>>(
     m: &M,
     rows: &mut [M::Elem],
-    width: usize,
+    grid: Grid,
     from: Option<Vec<M::Elem>>,
     how: &LaneScan<M::Elem>,
 ) -> Result<Vec<M::Elem>> {
     match (how.reverse, how.init.is_some()) {
-        (false, false) => walk_as::<M, A, false, false>(m, rows, width, from),
-        (false, true) => walk_as::<M, A, false, true>(m, rows, width, from),
-        (true, false) => walk_as::<M, A, true, false>(m, rows, width, from),
-        (true, true) => walk_as::<M, A, true, true>(m, rows, width, from),
+        (false, false) => walk_as::<M, A, false, false>(m, rows, grid, from),
+        (false, true) => walk_as::<M, A, false, true>(m, rows, grid, from),
+        (true, false) => walk_as::<M, A, true, false>(m, rows, grid, from),
+        (true, true) => walk_as::<M, A, true, true>(m, rows, grid, from),
     }
 }
 
 /// [`walk`] for one type of running values, one direction and one kind, so that the loop over
-/// a row has no branch.
+/// a row has no branch: packed rows in exact steps of their width (a constant where `A` fixes
+/// it), padded ones through [`Grid::rows_mut`].
 fn walk_as<M: Monoid, A: Running<M::Elem>, const REVERSE: bool, const EXCLUSIVE: bool>(
     m: &M,
     rows: &mut [M::Elem],
-    width: usize,
+    grid: Grid,
     from: Option<Vec<M::Elem>>,
 ) -> Result<Vec<M::Elem>> {
+    if grid.pitch == grid.width {
+        let it = rows.chunks_exact_mut(A::WIDTH.unwrap_or(grid.width));
+        walk_rows::<M, A, REVERSE, EXCLUSIVE>(m, it, from)
+    } else {
+        walk_rows::<M, A, REVERSE, EXCLUSIVE>(m, grid.rows_mut(rows), from)
+    }
+}
+
+/// [`walk_as`] over the rows `it`.
+fn walk_rows<'a, M: Monoid, A: Running<M::Elem>, const REVERSE: bool, const EXCLUSIVE: bool>(
+    m: &M,
+    mut it: impl DoubleEndedIterator<Item = &'a mut [M::Elem]>,
+    from: Option<Vec<M::Elem>>,
+) -> Result<Vec<M::Elem>>
+where
+    M::Elem: 'a,
+{
     let lane = |x: &mut M::Elem, a: &mut M::Elem| {
         let with = if REVERSE {
             m.combine(x, a)
@@ -290,7 +365,6 @@ fn walk_as<M: Monoid, A: Running<M::Elem>, const REVERSE: bool, const EXCLUSIVE:
             pairs.for_each(|(x, a)| lane(x, a));
         }
     };
-    let mut it = rows.chunks_exact_mut(A::WIDTH.unwrap_or(width));
     // Without running values, the first row walked is its own prefix.
     let mut acc = match from {
         Some(v) => A::of(&v)?,
@@ -366,20 +440,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dense_layouts_are_axes_before_the_last() {
-        let axis = |shape: &[usize], a| dense_width(&Lanes::axis(shape, a).unwrap());
-        assert_eq!(axis(&[1000, 3], 0), Some(3));
-        assert_eq!(axis(&[4, 50, 3], 1), Some(3));
-        assert_eq!(axis(&[4, 50, 3], 0), Some(150));
+    fn lanes_side_by_side_are_axes_before_the_last_and_views_of_columns() {
+        let axis = |shape: &[usize], a| side_by_side(&Lanes::axis(shape, a).unwrap());
+        let packed = |width| {
+            Some(Grid {
+                width,
+                pitch: width,
+            })
+        };
+        assert_eq!(axis(&[1000, 3], 0), packed(3));
+        assert_eq!(axis(&[4, 50, 3], 1), packed(3));
+        assert_eq!(axis(&[4, 50, 3], 0), packed(150));
+        // Three of the five columns of a 200 x 5 matrix, and of 4 x 50 x 4 slabs; groups that
+        // are not one after another at the pitch are not.
+        let padded = Some(Grid { width: 3, pitch: 5 });
+        assert_eq!(
+            side_by_side(&Lanes::strided(&[200, 3], &[5, 1], 0).unwrap()),
+            padded
+        );
+        assert_eq!(
+            side_by_side(&Lanes::strided(&[4, 50, 3], &[200, 4, 1], 1).unwrap()),
+            Some(Grid { width: 3, pitch: 4 })
+        );
+        assert_eq!(
+            side_by_side(&Lanes::strided(&[4, 50, 3], &[300, 4, 1], 1).unwrap()),
+            None
+        );
         // The last axis is rows; one column is one contiguous lane; no rows, no lanes.
         assert_eq!(axis(&[4, 50, 3], 2), None);
         assert_eq!(axis(&[1000, 1], 0), None);
         assert_eq!(axis(&[0, 3], 0), None);
-        // Strided views: the rows of a transposed matrix, every other column.
-        assert_eq!(
-            dense_width(&Lanes::strided(&[9, 6], &[1, 9], 1).unwrap()),
-            None
-        );
+        // Strided views: the rows of a transposed matrix (until normalized), every other
+        // column.
+        let transposed = Lanes::strided(&[9, 6], &[1, 9], 1).unwrap();
+        assert_eq!(side_by_side(&transposed), None);
+        assert_eq!(side_by_side(&transposed.normalized()), packed(9));
         let every_other = Lanes {
             outer: 1,
             len: 10,
@@ -388,7 +483,7 @@ mod tests {
             stride: 8,
             inner_stride: 2,
         };
-        assert_eq!(dense_width(&every_other), None);
+        assert_eq!(side_by_side(&every_other), None);
     }
 
     #[test]

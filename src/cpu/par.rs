@@ -131,9 +131,9 @@ impl Backend for Parallel {
             }
             return Ok(totals);
         }
-        if let Some(width) = columns::dense_width(lanes) {
+        if let Some(grid) = columns::side_by_side(lanes) {
             // Lanes side by side (columns scanned down): rows walked in memory order.
-            return columns::scan(m, lanes, width, data, how, self.split());
+            return columns::scan(m, lanes, grid, data, how, self.split());
         }
         // Any other layout: each lane gathered and scanned in parallel, then written back.
         let data_ref: &[M::Elem] = data;
@@ -184,8 +184,8 @@ impl Backend for Parallel {
                 .collect_into_vec(&mut totals);
             return Ok(totals);
         }
-        if let Some(width) = columns::dense_width(lanes) {
-            return columns::reduce(m, lanes, width, data, self.split());
+        if let Some(grid) = columns::side_by_side(lanes) {
+            return columns::reduce(m, lanes, grid, data, self.split());
         }
         let mut totals: Vec<Result<M::Elem>> = alloc::with_capacity(lanes.count())?;
         (0..lanes.count())
