@@ -5,17 +5,22 @@
 {% include "lib/lookback.cuh" %}
 {% include "lib/staging.cuh" %}
 {% if tma %}{% include "lib/tma.cuh" %}
-{% endif %}// ---- Column scans (`column_scan`): every column of a row-major (rows x MS_PITCH) array
+{% endif %}// ---- Column scans (`column_scan`): every column of a row-major (rows x MS_COLUMNS) array
 // scanned down, in one pass ----
-// The array is cut into MS_STRIPS strips of MS_COLS columns (one strip: the whole rows; the
-// last strip may be partly past the array's columns), and each strip into tiles of
-// MS_CTILE_ROWS rows. Tiles are numbered chunk by chunk (tile k: rows chunk k / MS_STRIPS, strip
-// k % MS_STRIPS), so a tile's predecessor in its strip is numbered MS_STRIPS before it. Block b
-// scans tile b in grid order (`grid_order`, as in lib/lookback.cuh), else claims its tile from
-// the counter.
-// A tile of whole rows is contiguous in memory: it arrives in shared memory as one block of
-// bytes (one bulk copy on sm_90); a strip's tile arrives row by row in 16-byte cp.async copies.
-// Either leaves by coalesced stores. On sm_90 the first wave's copies are paced (`ms_pace`). Thread t = g * MS_COLS + c (g < MS_GROUPS) owns column c
+// The array's rows lie `pitch` elements apart (at least MS_COLUMNS: the columns may be a view
+// of some of a wider array's), and `lane_groups` such arrays lie `group_stride` elements apart
+// (the groups of a tensor scanned along a middle axis); lane o * MS_COLUMNS + c is column c of
+// group o. Each group's columns are cut into MS_STRIPS strips of MS_COLS columns (one strip:
+// the whole rows; the last strip may be partly past the columns), and each strip into tiles of
+// MS_CTILE_ROWS rows. Tiles are numbered chunk by chunk, `per_chunk` = lane_groups * MS_STRIPS
+// to a chunk of rows (tile k: rows chunk k / per_chunk, group and strip k % per_chunk), so a
+// tile's predecessor in its strip is numbered per_chunk before it. Block b scans tile b in grid
+// order (`grid_order`, as in lib/lookback.cuh), else claims its tile from the counter.
+// A tile of whole packed rows (pitch MS_COLUMNS) is contiguous in memory: it arrives in shared
+// memory as one block of bytes (one bulk copy on sm_90). Any other tile arrives row by row, in
+// 16-byte cp.async copies where its rows are whole 16-byte chunks at 16-byte addresses, else
+// element by element. Either leaves by coalesced stores that touch only its own columns. On
+// sm_90 the first wave's copies are paced (`ms_pace`). Thread t = g * MS_COLS + c (g < MS_GROUPS) owns column c
 // of the tile over the MS_CROWS consecutive rows of group g: it folds them from shared memory,
 // the groups' totals are scanned per column, each column's prefix comes from a look-back of its
 // own, and each thread scans its rows again from its carry, in place. A thread holds one running
@@ -34,7 +39,7 @@
 // MS_CTILE_ROWS - 1 - i: a partial tile's missing rows are its first logical ones, which count
 // as the identity.
 #define MS_COLS {{ strip }}
-#define MS_PITCH {{ columns }}
+#define MS_COLUMNS {{ columns }}
 #define MS_STRIPS {{ strips }}
 #define MS_GROUPS {{ groups }}
 #define MS_CROWS {{ rows }}
@@ -57,19 +62,19 @@ __device__ __forceinline__ ms_u64 ms_col_at(int g, int k, int c) {
     const int r = g * MS_CROWS + k;
     return (ms_u64)(MS_REVERSE ? MS_CTILE_ROWS - 1 - r : r) * MS_COLS + c;
 }
-// Run by thread c < MS_COLS of the tile claimed `claim` once its column's aggregate is known:
-// publishes it, walks back to an inclusive prefix, publishes the column's inclusive prefix and
-// returns its exclusive prefix, seeded with `seed` when `seeded`. The last chunk's tile writes
-// the column's total to *total.
-__device__ __forceinline__ ms_elem ms_col_lookback(ms_u32 claim, int c, const ms_elem& aggregate, ms_u32 num_tiles,
+// Run by thread c < MS_COLS of the tile claimed `claim` (of `per_chunk` tiles a chunk of rows)
+// once its column's aggregate is known: publishes it, walks back to an inclusive prefix,
+// publishes the column's inclusive prefix and returns its exclusive prefix, seeded with `seed`
+// when `seeded`. The last chunk's tile writes the column's total to *total.
+__device__ __forceinline__ ms_elem ms_col_lookback(ms_u32 claim, ms_u32 per_chunk, int c, const ms_elem& aggregate, ms_u32 num_tiles,
                                                    ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32 epoch,
                                                    const ms_elem& seed, bool seeded, ms_elem* total) {
     ms_elem prefix = seeded ? seed : MsOp::identity();
-    if (claim >= MS_STRIPS) {
+    if (claim >= per_chunk) {
         ms_publish(state, aggs, incls, claim * MS_COL_SLOTS + c, (epoch << 2) | MS_AGG, aggregate);
-        // Predecessors in the strip, as chunks before this tile's: claim - (1 + q) * MS_STRIPS.
-        ms_i64 end = claim / MS_STRIPS;
-        const ms_u32 strip = claim % MS_STRIPS;
+        // Predecessors in the strip, as chunks before this tile's: claim - (1 + q) * per_chunk.
+        ms_i64 end = claim / per_chunk;
+        const ms_u32 strip = claim % per_chunk;
         ms_elem acc = MsOp::identity();
         while (true) {
             // Predecessors end - 1 - p, p = 0 (nearest) .. MS_LB - 1, loaded at once.
@@ -83,7 +88,7 @@ __device__ __forceinline__ ms_elem ms_col_lookback(ms_u32 claim, int c, const ms
                 kind[p] = MS_INCL;
                 valid[p] = pred < 0;
                 if (pred >= 0) {
-                    const ms_u32 at = ((ms_u32)pred * MS_STRIPS + strip) * MS_COL_SLOTS + c;
+                    const ms_u32 at = ((ms_u32)pred * per_chunk + strip) * MS_COL_SLOTS + c;
                     const ms_u32 status = ms_peek(state, aggs, incls, at, v[p]);
                     valid[p] = (status >> 2) == epoch;
                     kind[p] = status & 3u;
@@ -99,7 +104,7 @@ __device__ __forceinline__ ms_elem ms_col_lookback(ms_u32 claim, int c, const ms
                 for (int p = 0; p < MS_LB; ++p) {
                     if (!valid[p]) {
                         const ms_i64 pred = end - 1 - p;
-                        const ms_u32 at = ((ms_u32)pred * MS_STRIPS + strip) * MS_COL_SLOTS + c;
+                        const ms_u32 at = ((ms_u32)pred * per_chunk + strip) * MS_COL_SLOTS + c;
                         const ms_u32 status = ms_peek(state, aggs, incls, at, v[p]);
                         valid[p] = (status >> 2) == epoch;
                         kind[p] = status & 3u;
@@ -124,18 +129,72 @@ __device__ __forceinline__ ms_elem ms_col_lookback(ms_u32 claim, int c, const ms
         // The inclusive prefix met includes the seed (via the strip's first tile).
         prefix = acc;
     }
-    const ms_elem inclusive = (claim >= MS_STRIPS || seeded) ? ms_lc(prefix, aggregate) : aggregate;
+    const ms_elem inclusive = (claim >= per_chunk || seeded) ? ms_lc(prefix, aggregate) : aggregate;
     ms_publish(state, aggs, incls, claim * MS_COL_SLOTS + c, (epoch << 2) | MS_INCL, inclusive);
-    if (total != 0 && claim >= num_tiles - MS_STRIPS) *total = inclusive;
+    if (total != 0 && claim >= num_tiles - per_chunk) *total = inclusive;
     return prefix;
 }
-// `aligned`: input and output start on 16 bytes, so full tiles can be copied whole (in by a
-// bulk copy on sm_90, out by 16-byte stores); else element by element. The TMA form also takes
-// the launch's plan (`lib/tma.cuh`), of which it uses the pacing of the first wave's copies
-// only: a block's single bulk copy already keeps its tile's bytes in flight, and an L2 prefetch
-// of later tiles measured slower.
+// Rows of a tile that are not one contiguous block (rows a pitch apart, or a strip of them):
+// `valid_rows` rows of `cols` columns at `src`, `pitch` elements apart, into the tile `buf`
+// (MS_COLS columns a row). `chunked`: the rows are whole 16-byte chunks at 16-byte addresses,
+// copied by cp.async on sm_80 and newer; else element by element. The caller synchronizes the
+// block.
+__device__ __forceinline__ void ms_rows_in(ms_elem* buf, const ms_elem* src, ms_u64 pitch, ms_u64 valid_rows,
+                                           int cols, bool chunked, int t) {
+#if __CUDA_ARCH__ >= 800
+    constexpr int row_chunks = (int)(MS_COLS * sizeof(ms_elem) / 16);
+    if (row_chunks * 16 == (int)(MS_COLS * sizeof(ms_elem)) && chunked) {
+        const int chunks_in = cols * (int)sizeof(ms_elem) / 16;
+        for (ms_u64 q = t; q < valid_rows * row_chunks; q += MS_BLOCK) {
+            const ms_u64 r = q / row_chunks;
+            const int j = (int)(q % row_chunks);
+            if (j < chunks_in) {
+                const char* from = (const char*)(src + r * pitch) + j * 16;
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                             ::"r"(ms_shared_addr((char*)buf + q * 16)), "l"(from) : "memory");
+            }
+        }
+        asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+        return;
+    }
+#endif
+    for (ms_u64 q = t; q < valid_rows * MS_COLS; q += MS_BLOCK) {
+        const ms_u64 r = q / MS_COLS;
+        const int c = (int)(q % MS_COLS);
+        if (c < cols) buf[q] = src[r * pitch + c];
+    }
+}
+// The tile `buf` back to its rows at `dst` (as `ms_rows_in` reads them), writing only its own
+// columns; 16-byte stores where `chunked`.
+__device__ __forceinline__ void ms_rows_out(const ms_elem* buf, ms_elem* dst, ms_u64 pitch, ms_u64 valid_rows,
+                                            int cols, bool chunked, int t) {
+    constexpr int row_chunks = (int)(MS_COLS * sizeof(ms_elem) / 16);
+    if (row_chunks * 16 == (int)(MS_COLS * sizeof(ms_elem)) && chunked) {
+        const int chunks_in = cols * (int)sizeof(ms_elem) / 16;
+        const ms_chunk_bits* from = (const ms_chunk_bits*)buf;
+        for (ms_u64 q = t; q < valid_rows * row_chunks; q += MS_BLOCK) {
+            const ms_u64 r = q / row_chunks;
+            const int j = (int)(q % row_chunks);
+            if (j < chunks_in) ((ms_chunk_bits*)(dst + r * pitch))[j] = from[q];
+        }
+    } else {
+        for (ms_u64 q = t; q < valid_rows * MS_COLS; q += MS_BLOCK) {
+            const ms_u64 r = q / MS_COLS;
+            const int c = (int)(q % MS_COLS);
+            if (c < cols) dst[r * pitch + c] = buf[q];
+        }
+    }
+}
+// `aligned`: input and output start on 16 bytes, and so does every group (`group_stride`
+// elements are whole 16-byte chunks, or there is one group), so full tiles of packed rows can
+// be copied whole (in by a bulk copy on sm_90, out by 16-byte stores), and rows that are whole
+// chunks a whole number of chunks apart by 16-byte copies; else element by element. The TMA
+// form also takes the launch's plan (`lib/tma.cuh`), of which it uses the pacing of the first
+// wave's copies only: a block's single bulk copy already keeps its tile's bytes in flight, and
+// an L2 prefetch of later tiles measured slower.
 extern "C" __global__ void __launch_bounds__(MS_BLOCK)
-{{ prefix }}_column_scan(const ms_elem* in, ms_elem* out, ms_u64 rows, ms_u32 num_tiles, ms_state* state,
+{{ prefix }}_column_scan(const ms_elem* in, ms_elem* out, ms_u64 rows, ms_u64 pitch, ms_u64 group_stride,
+                         ms_u32 lane_groups, ms_u32 num_tiles, ms_state* state,
                          ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int grid_order, int exclusive,
                          const ms_elem* inits, ms_elem init, int has_init, ms_elem* totals,
                          int aligned{% if tma %}, ms_prefetch prefetch{% endif %}) {
@@ -154,49 +213,41 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
 {% endif %}    }
     __syncthreads();
     const ms_u32 claim = *claimed;
-    const ms_u32 chunks = num_tiles / MS_STRIPS;
-    const ms_u32 chunk = claim / MS_STRIPS;
+    const ms_u32 per_chunk = lane_groups * MS_STRIPS;
+    const ms_u32 chunks = num_tiles / per_chunk;
+    const ms_u32 chunk = claim / per_chunk;
+    const ms_u32 group = claim % per_chunk / MS_STRIPS;
     const ms_u32 strip = claim % MS_STRIPS;
     const ms_u64 first_row = (ms_u64)(MS_REVERSE ? chunks - 1 - chunk : chunk) * MS_CTILE_ROWS;
     const ms_u64 valid_rows = rows - first_row < (ms_u64)MS_CTILE_ROWS ? rows - first_row : (ms_u64)MS_CTILE_ROWS;
     const bool full = valid_rows == (ms_u64)MS_CTILE_ROWS;
-    // The tile's first column in the array, and how many of its columns are in the array.
+    // The tile's first column in its group, how many of its columns are in the array, and its
+    // first lane.
     const int col0 = (int)strip * MS_COLS;
-    const int cols = MS_PITCH - col0 < MS_COLS ? MS_PITCH - col0 : MS_COLS;
+    const int cols = MS_COLUMNS - col0 < MS_COLS ? MS_COLUMNS - col0 : MS_COLS;
+    const ms_u64 lane0 = (ms_u64)group * MS_COLUMNS + col0;
     const ms_u64 valid = valid_rows * MS_COLS;
-{% if strips == 1 %}    // Whole rows: the tile is `valid` contiguous elements.
-    const bool whole = full && aligned && MS_CTILE_BYTES % 16 == 0;
-    const ms_u64 base = first_row * MS_PITCH;
+    // The tile's first element, and whether its rows are whole 16-byte chunks at 16-byte
+    // addresses.
+    const ms_u64 base = (ms_u64)group * group_stride + first_row * pitch + col0;
+    const bool chunked = aligned && pitch * sizeof(ms_elem) % 16 == 0;
+{% if strips == 1 %}    // Whole rows: packed, the tile is `valid` contiguous elements.
+    const bool packed = pitch == (ms_u64)MS_COLUMNS;
+    const bool whole = packed && full && aligned && MS_CTILE_BYTES % 16 == 0;
 {% if tma %}    if (whole) {
         if (t == 0) ms_bulk_issue(in + base, (ms_u32)MS_CTILE_BYTES, buf, ms_shared_addr(bar));
         ms_bar_wait(ms_shared_addr(bar));
     } else
 {% endif %}    {
-        for (ms_u64 e = t; e < valid; e += MS_BLOCK) buf[e] = in[base + e];
+        if (packed) {
+            for (ms_u64 e = t; e < valid; e += MS_BLOCK) buf[e] = in[base + e];
+        } else {
+            ms_rows_in(buf, in + base, pitch, valid_rows, cols, chunked, t);
+        }
         __syncthreads();
     }
-{% else %}    // A strip: each row's columns are 16-byte chunks (the row pitch and the strip width are
-    // whole chunks, checked by the policy), copied by cp.async where the buffers are aligned.
-    constexpr int row_chunks = (int)(MS_COLS * sizeof(ms_elem) / 16);
-    const int chunks_in = cols * (int)sizeof(ms_elem) / 16;
-    if (aligned) {
-        for (ms_u64 q = t; q < valid_rows * row_chunks; q += MS_BLOCK) {
-            const ms_u64 r = q / row_chunks;
-            const int j = (int)(q % row_chunks);
-            if (j < chunks_in) {
-                const char* src = (const char*)(in + (first_row + r) * MS_PITCH + col0) + j * 16;
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                             ::"r"(ms_shared_addr((char*)buf + q * 16)), "l"(src) : "memory");
-            }
-        }
-        asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-    } else {
-        for (ms_u64 q = t; q < valid; q += MS_BLOCK) {
-            const ms_u64 r = q / MS_COLS;
-            const int c = (int)(q % MS_COLS);
-            if (c < cols) buf[q] = in[(first_row + r) * MS_PITCH + col0 + c];
-        }
-    }
+{% else %}    // A strip: copied row by row.
+    ms_rows_in(buf, in + base, pitch, valid_rows, cols, chunked, t);
     __syncthreads();
 {% endif %}    // This thread's rows, folded in logical order; rows past the data count as the identity.
     const int g = t / MS_COLS, c = t % MS_COLS;
@@ -239,9 +290,9 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
     }
 {% endif %}    const bool seeded = inits != 0 || has_init;
     if (t < cols) {
-        const ms_elem seed = inits != 0 ? inits[col0 + t] : init;
-        prefixes[t] = ms_col_lookback(claim, t, aggregate, num_tiles, state, aggs, incls, epoch, seed, seeded,
-                                      totals != 0 ? totals + col0 + t : (ms_elem*)0);
+        const ms_elem seed = inits != 0 ? inits[lane0 + t] : init;
+        prefixes[t] = ms_col_lookback(claim, per_chunk, t, aggregate, num_tiles, state, aggs, incls, epoch, seed,
+                                      seeded, totals != 0 ? totals + lane0 + t : (ms_elem*)0);
     }
     __syncthreads();
     if (owner) {
@@ -262,21 +313,10 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
         const ms_chunk_bits* src = (const ms_chunk_bits*)buf;
         ms_chunk_bits* dst = (ms_chunk_bits*)(out + base);
         for (ms_u32 q = t; q < (ms_u32)(MS_CTILE_BYTES / 16); q += MS_BLOCK) dst[q] = src[q];
-    } else {
+    } else if (packed) {
         for (ms_u64 e = t; e < valid; e += MS_BLOCK) out[base + e] = buf[e];
-    }
-{% else %}    if (aligned) {
-        const ms_chunk_bits* src = (const ms_chunk_bits*)buf;
-        for (ms_u64 q = t; q < valid_rows * row_chunks; q += MS_BLOCK) {
-            const ms_u64 r = q / row_chunks;
-            const int j = (int)(q % row_chunks);
-            if (j < chunks_in) ((ms_chunk_bits*)(out + (first_row + r) * MS_PITCH + col0))[j] = src[q];
-        }
     } else {
-        for (ms_u64 q = t; q < valid; q += MS_BLOCK) {
-            const ms_u64 r = q / MS_COLS;
-            const int c = (int)(q % MS_COLS);
-            if (c < cols) out[(first_row + r) * MS_PITCH + col0 + c] = buf[q];
-        }
+        ms_rows_out(buf, out + base, pitch, valid_rows, cols, chunked, t);
     }
+{% else %}    ms_rows_out(buf, out + base, pitch, valid_rows, cols, chunked, t);
 {% endif %}}

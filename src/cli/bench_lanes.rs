@@ -1,7 +1,8 @@
 //! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
-//! down columns, and reverse 1-D scans beside forward ones. Each figure is a fraction of a
-//! device-to-device copy of the same bytes.
+//! down columns, views of columns (some of a wider array's, groups along a middle axis), and
+//! reverse 1-D scans beside forward ones. Each figure is a fraction of a device-to-device copy
+//! of the same bytes (the lanes' elements, not what lies between them).
 
 use super::bench::{Ctx, Row};
 use super::CliError;
@@ -10,7 +11,7 @@ use monoscan::ops::{Affine, AffineMap, Sum};
 use monoscan::Monoid;
 
 /// Measurements this family adds to the progress count.
-pub(super) const CASES: usize = 18;
+pub(super) const CASES: usize = 20;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
 const SUM_SHAPES: [(usize, usize, usize); 10] = [
@@ -30,6 +31,22 @@ const SUM_SHAPES: [(usize, usize, usize); 10] = [
 /// last row.
 const REVERSE_SHAPES: [(usize, usize); 3] = [(8_388_608, 2), (4_194_304, 4), (524_288, 32)];
 
+/// (label, shape, strides, axis): sum f32 along `axis` of a view of `shape` with `strides`.
+const VIEWS: [(&str, [usize; 3], [usize; 3], usize); 2] = [
+    (
+        "32 of 40 columns (524288 x 40) axis 0",
+        [1, 524_288, 32],
+        [0, 40, 1],
+        1,
+    ),
+    (
+        "(16 x 32768 x 32) axis 1",
+        [16, 32_768, 32],
+        [1_048_576, 32, 1],
+        1,
+    ),
+];
+
 impl Ctx<'_> {
     pub(super) fn lanes_cases(&mut self) -> Result<(), CliError> {
         let sum = Sum::<f32>::new();
@@ -46,6 +63,10 @@ impl Ctx<'_> {
             let label = format!("sum f32 ({rows} x {cols}) axis 0 reverse");
             let how = LaneScan::inclusive().reverse();
             self.lanes_case(&sum, &lanes, &label, &how, gen)?;
+        }
+        for (label, shape, strides, axis) in VIEWS {
+            let lanes = Lanes::strided(&shape, &strides, axis)?;
+            self.lanes_case(&sum, &lanes, &format!("sum f32 {label}"), &inclusive, gen)?;
         }
         let affine = Affine::<f32>::new();
         let lanes = Lanes::rows(12_288, 4_096);
@@ -70,7 +91,7 @@ impl Ctx<'_> {
     ) -> Result<(), CliError> {
         let n = lanes.elements();
         let size = std::mem::size_of::<M::Elem>();
-        let xs: Vec<M::Elem> = (0..n as u64).map(gen).collect();
+        let xs: Vec<M::Elem> = (0..lanes.span() as u64).map(gen).collect();
         let s = self.gpu.stream();
         let input = s.clone_htod(&xs)?;
         let mut out = s.clone_htod(&xs)?;

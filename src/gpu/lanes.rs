@@ -3,11 +3,13 @@
 //! its position): the staged one where it applies, else the register one. One row is the 1-D
 //! scan itself, autotuned as any 1-D scan is: forwards, and in reverse the staged scan run
 //! from the end where the forward scan stages. The columns of a row-major array scanned down
-//! (the outer axis) are scanned in place by the column scan, or, for rows of at most 16 bytes,
-//! by one 1-D scan of rows as vectors under the lane-wise operator (in reverse where that scan
-//! stages); so are lanes that sit side by side as those columns do (the rows of a column-major
-//! matrix, [`Lanes::normalized`]). Any other layout is gathered into contiguous rows, scanned,
-//! and scattered back.
+//! (the outer axis) are scanned in place by the column scan, or, for packed rows of at most 16
+//! bytes, by one 1-D scan of rows as vectors under the lane-wise operator (in reverse where that
+//! scan stages); so are lanes that sit side by side as those columns do (the rows of a
+//! column-major matrix, [`Lanes::normalized`]), columns whose rows lie farther apart than their
+//! width (some of the columns of a wider array), and groups of such columns along a middle
+//! axis that each span a tile of rows. Any other layout is gathered into contiguous rows,
+//! scanned, and scattered back.
 
 use super::autotune;
 use super::kernels::OpKernels;
@@ -131,14 +133,17 @@ fn one_row<M: Monoid, In: Element>(
     Ok(true)
 }
 
-/// Lanes that are the columns of a row-major array (one group of `inner` lanes, element `k` of
-/// lane `j` at `k * inner + j`: a `(len x inner)` tensor scanned along its first axis), without
-/// an input map: rows of at most 16 bytes (2, 4, 8 or 16 columns) are one 1-D scan of rows,
-/// each row a vector of the lanes' values under the lane-wise operator
-/// ([`crate::ops::lanewise`]: the 1-D scan's tuned 8- and 16-byte elements), forwards, and in
-/// reverse where the forward scan would stage; any other number of columns that
-/// [`policy::column_shape`] takes, forwards or in reverse, is the column scan. Both read each
-/// row (or strip of a row) whole. `false` where neither applies.
+/// Lanes that are the columns of row-major arrays (groups of `inner` lanes one element apart,
+/// element `k` of lane `j` of group `o` at `o * outer_stride + k * stride + j`, rows at least
+/// `inner` apart: a `(outer x len x inner)` tensor, or a view of some of its columns, scanned
+/// along its middle axis), without an input map. One group of packed rows of at most 16 bytes
+/// (2, 4, 8 or 16 columns) is one 1-D scan of rows, each row a vector of the lanes' values
+/// under the lane-wise operator ([`crate::ops::lanewise`]: the 1-D scan's tuned 8- and 16-byte
+/// elements), forwards, and in reverse where the forward scan would stage. Any other number of
+/// columns that [`policy::column_shape`] takes, forwards or in reverse, is the column scan,
+/// where there is one group or each group's rows fill at least one of the policy's tiles (the
+/// tiles of shorter groups would be mostly empty). Both read each row (or strip of a row)
+/// whole. `false` where neither applies.
 fn columns<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -148,18 +153,27 @@ fn columns<M: Monoid, In: Element>(
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
-    if k.mapped || lanes.outer != 1 || lanes.inner_stride != 1 || lanes.stride != lanes.inner {
+    if k.mapped || lanes.inner_stride != 1 || lanes.stride < lanes.inner || lanes.len == 0 {
         return Ok(false);
     }
     let Some(inp) = inp.retype::<M::Elem>() else {
         return Ok(false);
     };
-    let n = lanes.elements() as u64;
-    let (Some(inp), Some(out)) = (inp.prefix(n), out.prefix(n)) else {
+    let span = lanes.span() as u64;
+    let (Some(inp), Some(out)) = (inp.prefix(span), out.prefix(span)) else {
         return Ok(false);
     };
-    let row_bytes = lanes.inner.saturating_mul(std::mem::size_of::<M::Elem>());
-    if row_bytes <= 16 {
+    let size = std::mem::size_of::<M::Elem>();
+    if lanes.outer > 1 {
+        let limits = &k.gpu.info.limits;
+        let policy = policy::column_shape(lanes.inner, size, limits, k.gpu.tuning.column);
+        if policy.is_none_or(|s| (lanes.len as u64) < s.tile_rows()) {
+            return Ok(false);
+        }
+    }
+    let packed = lanes.outer == 1 && lanes.stride == lanes.inner;
+    let row_bytes = lanes.inner.saturating_mul(size);
+    if packed && row_bytes <= 16 {
         let done = match lanes.inner {
             2 => columns_of::<M, 2>(k, inp, out, how, totals)?,
             4 => columns_of::<M, 4>(k, inp, out, how, totals)?,
@@ -174,8 +188,8 @@ fn columns<M: Monoid, In: Element>(
     column_scan(k, inp, out, lanes, how, inits, totals)
 }
 
-/// The column scan of `lanes` (the columns of a row-major array), where its shape fits the
-/// device, in the tile the tuning, the autotuner or the policy gives
+/// The column scan of `lanes` (the columns of row-major arrays, as [`columns`] takes them),
+/// where its shape fits the device, in the tile the tuning, the autotuner or the policy gives
 /// ([`autotune::column_shape`]): `false` where it does not fit.
 fn column_scan<M: Monoid>(
     k: &OpKernels<M>,
@@ -186,10 +200,11 @@ fn column_scan<M: Monoid>(
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
-    let rows = lanes.len as u64;
     let bytes = inp.len() * std::mem::size_of::<M::Elem>() as u64;
     let disjoint = inp.addr() + bytes <= out.addr() || out.addr() + bytes <= inp.addr();
-    let run = |shape| columns_in(k, shape, inp, out, rows, how, inits, totals);
+    let run = |shape| columns_in(k, shape, inp, out, lanes, how, inits, totals);
+    // Every group's rows, for the autotuner's size threshold.
+    let rows = lanes.len as u64 * lanes.outer as u64;
     let Some(shape) = autotune::column_shape(k, lanes.inner, rows, how.reverse, disjoint, run)?
     else {
         return Ok(false);
@@ -198,14 +213,14 @@ fn column_scan<M: Monoid>(
     Ok(true)
 }
 
-/// The column scan of `rows` rows in tiles of `shape`.
+/// The column scan of `lanes` in tiles of `shape`.
 #[allow(clippy::too_many_arguments)]
 fn columns_in<M: Monoid>(
     k: &OpKernels<M>,
     shape: ColumnShape,
     inp: DevSlice<M::Elem>,
     out: DevSlice<M::Elem>,
-    rows: u64,
+    lanes: &Lanes,
     how: &LaneScan<M::Elem>,
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
@@ -215,7 +230,9 @@ fn columns_in<M: Monoid>(
         shape,
         reverse: how.reverse,
     })?;
-    let (tiles, entries) = launch::column_tiles(&kernel, rows, size)?;
+    let rows = lanes.len as u64;
+    let groups = lanes.outer as u64;
+    let (tiles, entries) = launch::column_tiles(&kernel, rows, groups, size)?;
     let resident = kernel.resident(Entry::ColumnScan, false);
     // Tiles numbered as the tuning's order says (`Tuning::tile_order`).
     let order = k.gpu.tuning.tile_order.numbering(tiles, resident);
@@ -243,6 +260,9 @@ fn columns_in<M: Monoid>(
         inp,
         out,
         rows,
+        pitch: lanes.stride as u64,
+        groups,
+        group_stride: lanes.outer_stride as u64,
         lookback,
         exclusive: how.init.is_some(),
         inits,
