@@ -136,9 +136,10 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     out.push((Lanes::strided(&[9, 6], &[1, 9], 1).unwrap(), 54));
     out.push((Lanes::strided(&[6, 9], &[1, 8], 1).unwrap(), 70));
     // Three of the five columns of a 200 x 5 matrix, and 3 of 4 columns in 6 slabs of 50 rows,
-    // scanned down.
+    // one after another and 30 elements apart, scanned down.
     out.push((Lanes::strided(&[200, 3], &[5, 1], 0).unwrap(), 998));
     out.push((Lanes::strided(&[6, 50, 3], &[200, 4, 1], 1).unwrap(), 1199));
+    out.push((Lanes::strided(&[6, 50, 3], &[230, 4, 1], 1).unwrap(), 1349));
     // Every other column of a 10 x 8 matrix, scanned down: 4 lanes of stride 8.
     out.push((
         Lanes {

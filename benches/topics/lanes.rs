@@ -38,6 +38,17 @@ pub fn bench(c: &mut Criterion) {
         "524288x32-of-40-dim0".into(),
         Lanes::strided(&[524_288, 32], &[40, 1], 0).unwrap(),
     ));
+    // The first 30,720 of 32,768 rows of a (16 x 32,768 x 32) tensor, scanned along its middle
+    // axis: groups of columns 32,768 rows apart. Beside it the same lanes interleaved (a
+    // (30,720 x 16 x 32) tensor viewed as (16 x 30,720 x 32)), which the backend gathers.
+    shapes.push((
+        "16x30720-of-32768x32-dim1".into(),
+        Lanes::strided(&[16, 30_720, 32], &[32_768 * 32, 32, 1], 1).unwrap(),
+    ));
+    shapes.push((
+        "16x30720x32-interleaved-dim1".into(),
+        Lanes::strided(&[16, 30_720, 32], &[32, 16 * 32, 1], 1).unwrap(),
+    ));
     for (shape, lanes) in shapes {
         // The buffer: every element the lanes reach, and the columns between them.
         let n = lanes.span();

@@ -1,6 +1,7 @@
 //! The parallel backend's lanes that lie across memory: an axis of a contiguous tensor other
 //! than its last (a row-major matrix's columns scanned down), or a view of some of those
-//! columns, whose lanes sit side by side and advance a row at a time. Gathering one such lane reads one element per cache line,
+//! columns or of groups of them lying apart, whose lanes sit side by side and advance a row at
+//! a time. Gathering one such lane reads one element per cache line,
 //! and every lane reads the same lines again, so these scans walk the rows in memory order
 //! with one running value per lane instead. They split the rows among threads as the 1-D scan
 //! splits its input: each chunk of rows folded into per-lane totals, the totals scanned into
@@ -78,7 +79,7 @@ impl Grid {
 
 /// The grid of `lanes` where they lie side by side across memory: `inner` lanes one element
 /// apart (`inner_stride` 1), each advancing a row of at least `inner` elements
-/// (`stride >= inner`), each group of lanes right after the last (`outer_stride == len *
+/// (`stride >= inner`), each group of lanes after the last one's rows (`outer_stride >= len *
 /// stride`). `None` for every other layout, for single lanes and for empty ones.
 pub(crate) fn side_by_side(lanes: &Lanes) -> Option<Grid> {
     let w = lanes.inner;
@@ -88,11 +89,23 @@ pub(crate) fn side_by_side(lanes: &Lanes) -> Option<Grid> {
         && lanes.outer >= 1
         && lanes.inner_stride == 1
         && lanes.stride >= w
-        && (lanes.outer == 1 || lanes.outer_stride == slab);
+        && (lanes.outer == 1 || lanes.outer_stride >= slab);
     fits.then_some(Grid {
         width: w,
         pitch: lanes.stride,
     })
+}
+
+/// Where the groups of `lanes` on `grid` lie: (elements from one group's start to the next's,
+/// elements of a group's rows). The first is at least the second.
+fn groups(lanes: &Lanes, grid: Grid) -> (usize, usize) {
+    let extent = (lanes.len - 1) * grid.pitch + grid.width;
+    let step = if lanes.outer > 1 {
+        lanes.outer_stride
+    } else {
+        lanes.len * grid.pitch
+    };
+    (step, extent)
 }
 
 /// Scans the lanes of `data` in place as `how` says, where [`side_by_side`] gave `grid`;
@@ -106,7 +119,7 @@ pub(crate) fn scan<M: Monoid>(
     split: Split,
 ) -> Result<Vec<M::Elem>> {
     let width = grid.width;
-    let slab = lanes.len * grid.pitch;
+    let (step, extent) = groups(lanes, grid);
     let data = &mut data[..lanes.span()];
     // The initial values of group `o`'s lanes.
     let inits = |o: usize| -> Result<Option<Vec<M::Elem>>> {
@@ -118,13 +131,14 @@ pub(crate) fn scan<M: Monoid>(
     };
     let mut per_group: Vec<Result<Vec<M::Elem>>> = alloc::with_capacity(lanes.outer)?;
     if split.by_group(lanes.outer, lanes.len, width) {
-        data.par_chunks_mut(slab)
+        data.par_chunks_mut(step)
             .enumerate()
-            .map(|(o, s)| walk(m, s, grid, inits(o)?, how))
+            .map(|(o, s)| walk(m, &mut s[..extent], grid, inits(o)?, how))
             .collect_into_vec(&mut per_group);
     } else {
         let rows = split.rows(lanes.len, width);
-        for (o, s) in data.chunks_mut(slab).enumerate() {
+        for (o, s) in data.chunks_mut(step).enumerate() {
+            let s = &mut s[..extent];
             per_group.push(inits(o).and_then(|init| scan_chunked(m, s, grid, init, how, rows)));
         }
     }
@@ -141,16 +155,17 @@ pub(crate) fn reduce<M: Monoid>(
     split: Split,
 ) -> Result<Vec<M::Elem>> {
     let width = grid.width;
-    let slab = lanes.len * grid.pitch;
+    let (step, extent) = groups(lanes, grid);
     let data = &data[..lanes.span()];
     let mut per_group: Vec<Result<Vec<M::Elem>>> = alloc::with_capacity(lanes.outer)?;
     if split.by_group(lanes.outer, lanes.len, width) {
-        data.par_chunks(slab)
-            .map(|s| fold(m, s, grid, true))
+        data.par_chunks(step)
+            .map(|s| fold(m, &s[..extent], grid, true))
             .collect_into_vec(&mut per_group);
     } else {
         let chunk = split.rows(lanes.len, width) * grid.pitch;
-        for s in data.chunks(slab) {
+        for s in data.chunks(step) {
+            let s = &s[..extent];
             let mut parts: Vec<Result<Vec<M::Elem>>> =
                 alloc::with_capacity(s.len().div_ceil(chunk))?;
             s.par_chunks(chunk)
@@ -451,8 +466,8 @@ mod tests {
         assert_eq!(axis(&[1000, 3], 0), packed(3));
         assert_eq!(axis(&[4, 50, 3], 1), packed(3));
         assert_eq!(axis(&[4, 50, 3], 0), packed(150));
-        // Three of the five columns of a 200 x 5 matrix, and of 4 x 50 x 4 slabs; groups that
-        // are not one after another at the pitch are not.
+        // Three of the five columns of a 200 x 5 matrix, and of 4 x 50 x 4 slabs, one after
+        // another or apart; groups that overlap each other's rows are not.
         let padded = Some(Grid { width: 3, pitch: 5 });
         assert_eq!(
             side_by_side(&Lanes::strided(&[200, 3], &[5, 1], 0).unwrap()),
@@ -464,8 +479,10 @@ mod tests {
         );
         assert_eq!(
             side_by_side(&Lanes::strided(&[4, 50, 3], &[300, 4, 1], 1).unwrap()),
-            None
+            Some(Grid { width: 3, pitch: 4 })
         );
+        let interleaved = Lanes::strided(&[4, 50, 3], &[4, 16, 1], 1).unwrap();
+        assert_eq!(side_by_side(&interleaved), None);
         // The last axis is rows; one column is one contiguous lane; no rows, no lanes.
         assert_eq!(axis(&[4, 50, 3], 2), None);
         assert_eq!(axis(&[1000, 1], 0), None);
