@@ -76,7 +76,7 @@ impl RowPrefetch {
     ///
     /// Under `Auto`, a batch whose every tile starts a row (`row_len` divides `tile`) does not:
     /// none of its tiles looks back, so no tile waits on another and the resident blocks' own
-    /// copies keep DRAM busy; a prefetch only adds requests. Measured in one session on an
+    /// copies keep DRAM busy; a prefetch only adds requests. Measured on one
     /// NVIDIA H200 (three runs each way, alternated, fractions of a copy of the same bytes),
     /// f32 rows of 1,024 values ran at 0.89–0.93 without the prefetch against 0.81–0.84 with it,
     /// rows of 4,096 values at 0.90–0.94 against 0.86–0.90, rows of 64 values and affine-map

@@ -21,7 +21,7 @@ pub const CANDIDATE_TILE_BYTES: [u64; 3] = [policy::COLUMN_TILE_BYTES, 48 << 10,
 /// Resident tiles per SM of the packed candidate: the largest tile (of the same threads) that
 /// fits this many to an SM. 48 KiB tiles of 32 columns fit four to an H200's SM and 64 KiB
 /// ones three, both 192 KiB in all; 54 KiB tiles fit four, 216 KiB. On two H200s (fraction of
-/// copy, runs alternated in one session each) 8 columns of f32 (2,097,152 x 8) scanned at
+/// copy, runs alternated on one machine each) 8 columns of f32 (2,097,152 x 8) scanned at
 /// 0.858–0.859 and 0.819–0.826 in 256 x 53 against 0.812–0.813 and 0.800–0.817 in 256 x 65
 /// (64 KiB, three to an SM); 32 columns ran within the runs' spread either way.
 pub const PACKED_COLUMN_BLOCKS: u32 = 4;

@@ -77,7 +77,7 @@ pub const LINEAR_REDUCE_MIN_BYTES: u64 = 64 << 20;
 /// where the swizzled layout arrives by tensor copies and the linear one by a bulk copy;
 /// before, both by cp.async), for cheap combines of power-of-two sizes from 2 to 16 bytes, on
 /// inputs of at least [`LINEAR_REDUCE_MIN_BYTES`]. On an H200
-/// (medians of 20, alternated in one session) their reductions at 1 GiB ran at
+/// (medians of 20, alternated on one machine) their reductions at 1 GiB ran at
 /// 1.00–1.02 of a read pass that way against 0.90–0.94 in tensor copies of the swizzled
 /// layout, as every other size's did; below 64 MiB the linear layout was the slower (2-byte
 /// elements at 2^24: 0.61–0.69 against 0.73; 8-byte ones at 2^20: 0.57–0.61 against

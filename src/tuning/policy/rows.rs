@@ -43,7 +43,7 @@ pub(super) fn row_staged_registers(lifted_size: usize, rows: u64) -> (u32, u32) 
 /// Rows longer than a tile are paced as the 1-D scan is: their tiles wait for the loads of the
 /// tiles before them in the row, which pacing lands in tile order (on an H200, 64 x 152,064
 /// f32 rows, 2,376 tiles, paced at about 3,400 GB/s: 0.705 to 0.728 of copy against 0.701 to
-/// 0.707 unpaced, four runs each, alternated in two sessions). One row is paced as the 1-D
+/// 0.707 unpaced, four runs each, alternated on two machines). One row is paced as the 1-D
 /// scan is. A launch of one wave is never paced ([`crate::tuning::PrefetchPlan::new`]).
 ///
 /// ```

@@ -72,7 +72,7 @@ pub const SMALL_REDUCE_RUN_BYTES: usize = 32;
 ///
 /// A small input fills few of the 32 KiB tiles, and each block waits for its one copy, folds
 /// its tile and takes part in the fold of the partials in turn; tiles of 8 KiB spread it over
-/// four times the SMs. On an NVIDIA H200 (two runs each, alternated in one session, inputs
+/// four times the SMs. On an NVIDIA H200 (two runs each, alternated on one machine, inputs
 /// of 16 KiB to 1 MiB) they reduced 1-byte elements at 0.67–0.72 of a read pass against
 /// 0.58–0.62, 2-byte ones at 0.69–0.73 against 0.64–0.67, and 8-byte ones at 0.69–0.74 against
 /// 0.69–0.72. At 2 MiB the two were within 0.04 of each other either way (1-byte elements
