@@ -156,23 +156,32 @@ impl Lanes {
             && (self.outer_stride == self.len || self.outer <= 1)
     }
 
-    /// The same lanes, in the same order, with lanes that sit side by side in memory (one
-    /// group of lanes one element apart, as the rows of a column-major matrix are) described
-    /// as the lanes of one group (`outer` 1, `inner_stride` 1): the form of the columns of a
-    /// row-major array, which the backends scan by walking memory in order. Other layouts
-    /// come back unchanged.
+    /// The same lanes, in the same order, in the form the backends walk best: groups whose
+    /// lanes continue one another's (`outer_stride == inner * inner_stride`, as in a
+    /// `(T x B x C)` tensor viewed as `(B x T x C)` and scanned along `T`) as one group of
+    /// `outer * inner` lanes, and groups of one lane each one element apart (the rows of a
+    /// column-major matrix) as one group of lanes one element apart: both the form of the
+    /// columns of a row-major array. Other layouts come back unchanged.
     pub fn normalized(&self) -> Lanes {
-        if self.is_rows() || self.inner != 1 || self.outer_stride != 1 {
+        if self.is_rows() {
             return *self;
         }
-        Lanes {
+        let one_group = |inner, inner_stride| Lanes {
             outer: 1,
             len: self.len,
-            inner: self.outer,
+            inner,
             outer_stride: 1,
             stride: self.stride,
-            inner_stride: 1,
+            inner_stride,
+        };
+        if self.inner == 1 && self.outer_stride == 1 {
+            return one_group(self.outer, 1);
         }
+        let continued = self.inner.checked_mul(self.inner_stride) == Some(self.outer_stride);
+        if self.outer > 1 && self.inner > 1 && continued {
+            return one_group(self.count(), self.inner_stride);
+        }
+        *self
     }
 
     /// Checks that the layout's offsets fit in `usize` and that no two elements share an
@@ -420,12 +429,34 @@ mod tests {
                 assert_eq!(n.offset(lane, k), t.offset(lane, k));
             }
         }
-        // Rows, columns, and lanes of one element stay as they are.
+        // Groups whose lanes continue one another's: a (6 x 4 x 3) tensor viewed as
+        // (4 x 6 x 3) and scanned along its 6, and lanes 3 apart in groups 12 apart.
+        for (l, merged) in [
+            (
+                Lanes::strided(&[4, 6, 3], &[3, 12, 1], 1).unwrap(),
+                Lanes::axis(&[6, 12], 0).unwrap(),
+            ),
+            (
+                Lanes::strided(&[2, 3, 4], &[12, 1, 3], 1).unwrap(),
+                Lanes::strided(&[3, 8], &[1, 3], 0).unwrap(),
+            ),
+        ] {
+            let n = l.normalized();
+            assert_eq!(n, merged, "{l:?}");
+            for lane in 0..l.count() {
+                for k in 0..l.len {
+                    assert_eq!(n.offset(lane, k), l.offset(lane, k));
+                }
+            }
+        }
+        // Rows, columns, lanes of one element, and groups with gaps between them stay as
+        // they are.
         for l in [
             Lanes::rows(4, 9),
             Lanes::axis(&[7, 5], 0).unwrap(),
             Lanes::strided(&[5, 1], &[1, 5], 1).unwrap(),
-            Lanes::strided(&[2, 3, 4], &[12, 1, 3], 1).unwrap(),
+            Lanes::strided(&[4, 6, 3], &[4, 16, 1], 1).unwrap(),
+            Lanes::strided(&[2, 3, 4], &[16, 1, 3], 1).unwrap(),
         ] {
             assert_eq!(l.normalized(), l, "{l:?}");
         }

@@ -93,7 +93,8 @@ where
 
 /// The layouts every backend runs: rows of boundary lengths, a long row, every axis of four
 /// 3-D tensors (the last two with rows of 3 and 2 lanes, in 4 and 20 groups), columns
-/// scanned down, and strided views (a transposed matrix, every other column).
+/// scanned down, and strided views (a transposed matrix, some of the columns, groups of them
+/// side by side or transposed, rows with gaps, every other column).
 fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     let mut out = Vec::new();
     for (rows, len) in [
@@ -140,6 +141,18 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     out.push((Lanes::strided(&[200, 3], &[5, 1], 0).unwrap(), 998));
     out.push((Lanes::strided(&[6, 50, 3], &[200, 4, 1], 1).unwrap(), 1199));
     out.push((Lanes::strided(&[6, 50, 3], &[230, 4, 1], 1).unwrap(), 1349));
+    // A (40 x 5 x 3) tensor viewed as (5 x 40 x 3) and scanned along its 40: groups whose
+    // lanes continue one another's (one group of 15 columns, normalized). Its first 2 of 3
+    // channels: groups of 2 columns 3 apart in each row. Lanes (o, j) at o + 3j in rows of
+    // 12, and lanes j of groups 60 apart: lane order is not memory order.
+    out.push((Lanes::strided(&[5, 40, 3], &[3, 15, 1], 1).unwrap(), 600));
+    out.push((Lanes::strided(&[5, 40, 2], &[3, 15, 1], 1).unwrap(), 599));
+    out.push((Lanes::strided(&[3, 20, 4], &[1, 12, 3], 1).unwrap(), 240));
+    out.push((Lanes::strided(&[3, 20, 4], &[1, 3, 60], 1).unwrap(), 240));
+    // Rows of 9 elements 12 apart, and rows 10 apart whose lanes lie in groups of 4 rows:
+    // lanes j of the groups first, each its own run of memory.
+    out.push((Lanes::strided(&[6, 9], &[12, 1], 1).unwrap(), 69));
+    out.push((Lanes::strided(&[3, 9, 4], &[10, 1, 30], 1).unwrap(), 119));
     // Every other column of a 10 x 8 matrix, scanned down: 4 lanes of stride 8.
     out.push((
         Lanes {

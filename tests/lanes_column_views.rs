@@ -59,7 +59,8 @@ fn views<M: Monoid>(g: &Gpu) -> Vec<(Lanes, usize)> {
                 groups * group,
             );
             // The same, with the arrays interleaved: a (rows x groups x width) tensor viewed
-            // as (groups x rows x columns).
+            // as (groups x rows x columns); where the columns fill the rows, normalized to
+            // one group of all the groups' columns.
             push(
                 &[groups, rows, columns],
                 &[width, groups * width, 1],

@@ -40,7 +40,7 @@ pub fn bench(c: &mut Criterion) {
     ));
     // The first 30,720 of 32,768 rows of a (16 x 32,768 x 32) tensor, scanned along its middle
     // axis: groups of columns 32,768 rows apart. Beside it the same lanes interleaved (a
-    // (30,720 x 16 x 32) tensor viewed as (16 x 30,720 x 32)), which the backend gathers.
+    // (30,720 x 16 x 32) tensor viewed as (16 x 30,720 x 32)).
     shapes.push((
         "16x30720-of-32768x32-dim1".into(),
         Lanes::strided(&[16, 30_720, 32], &[32_768 * 32, 32, 1], 1).unwrap(),
@@ -48,6 +48,21 @@ pub fn bench(c: &mut Criterion) {
     shapes.push((
         "16x30720x32-interleaved-dim1".into(),
         Lanes::strided(&[16, 30_720, 32], &[32, 16 * 32, 1], 1).unwrap(),
+    ));
+    // The same tensor's first 24 of 32 channels: groups of 24 columns 32 apart in each row.
+    shapes.push((
+        "16x30720x24-of-32-interleaved-dim1".into(),
+        Lanes::strided(&[16, 30_720, 24], &[32, 16 * 32, 1], 1).unwrap(),
+    ));
+    // Every other column of a (524,288 x 32) matrix, scanned down.
+    shapes.push((
+        "524288x16-every-other-of-32-dim0".into(),
+        Lanes::strided(&[524_288, 16], &[32, 2], 0).unwrap(),
+    ));
+    // Rows of 152,064 elements 152,128 apart (a padded vocabulary), scanned along.
+    shapes.push((
+        "64x152064-of-152128-dim1".into(),
+        Lanes::strided(&[64, 152_064], &[152_128, 1], 1).unwrap(),
     ));
     for (shape, lanes) in shapes {
         // The buffer: every element the lanes reach, and the columns between them.

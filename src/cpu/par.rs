@@ -4,7 +4,7 @@ use super::columns::{self, Split};
 use super::seq::{self, Start};
 use crate::alloc;
 use crate::backend::Backend;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lanes::{self, LaneScan, Lanes};
 use crate::monoid::Monoid;
 use rayon::prelude::*;
@@ -131,9 +131,13 @@ impl Backend for Parallel {
             }
             return Ok(totals);
         }
-        if let Some(grid) = columns::side_by_side(lanes) {
+        if let Some(walk) = columns::side_by_side(lanes) {
             // Lanes side by side (columns scanned down): rows walked in memory order.
-            return columns::scan(m, lanes, grid, data, how, self.split());
+            return columns::scan(m, &walk, data, how, self.split());
+        }
+        if lanes.stride == 1 {
+            // Each lane a run of its own (rows with gaps between them): scanned where it lies.
+            return self.scan_runs(m, lanes, data, how);
         }
         // Any other layout: each lane gathered and scanned in parallel, then written back.
         let data_ref: &[M::Elem] = data;
@@ -184,8 +188,24 @@ impl Backend for Parallel {
                 .collect_into_vec(&mut totals);
             return Ok(totals);
         }
-        if let Some(grid) = columns::side_by_side(lanes) {
-            return columns::reduce(m, lanes, grid, data, self.split());
+        if let Some(walk) = columns::side_by_side(lanes) {
+            return columns::reduce(m, &walk, data, self.split());
+        }
+        let len = lanes.len;
+        if lanes.stride == 1 {
+            // Each lane a run of its own, folded where it lies.
+            let run = |l| &data[lanes.offset(l, 0)..][..len];
+            if self.few_long_rows(lanes.count(), len) {
+                return alloc::collect((0..lanes.count()).map(|l| self.reduce(m, run(l))))?
+                    .into_iter()
+                    .collect();
+            }
+            let mut totals = alloc::with_capacity(lanes.count())?;
+            (0..lanes.count())
+                .into_par_iter()
+                .map(|l| fold_chained(m, run(l)))
+                .collect_into_vec(&mut totals);
+            return Ok(totals);
         }
         let mut totals: Vec<Result<M::Elem>> = alloc::with_capacity(lanes.count())?;
         (0..lanes.count())
@@ -304,6 +324,65 @@ impl Parallel {
                 seq::scan_run(m, c, reverse, *s);
             });
         Ok(acc)
+    }
+
+    /// Lanes of one element after another (`stride` 1), each a run of its own somewhere in
+    /// `data`, scanned in place as `how` says: a run per task, or a few long ones each on all
+    /// threads, as rows are. Returns the totals in lane order.
+    fn scan_runs<M: Monoid>(
+        &self,
+        m: &M,
+        lanes: &Lanes,
+        data: &mut [M::Elem],
+        how: &LaneScan<M::Elem>,
+    ) -> Result<Vec<M::Elem>> {
+        let (count, len) = (lanes.count(), lanes.len);
+        // The lanes in memory order: groups then lanes, or lanes then groups where a group's
+        // lanes lie farther apart than the groups.
+        let by_lane = lanes.outer > 1 && lanes.inner > 1 && lanes.inner_stride > lanes.outer_stride;
+        let lane_at = |at: usize| {
+            if by_lane {
+                at % lanes.outer * lanes.inner + at / lanes.outer
+            } else {
+                at
+            }
+        };
+        // Each lane's run, cut from `data` in memory order.
+        let mut runs: Vec<(usize, &mut [M::Elem])> = alloc::with_capacity(count)?;
+        let (mut rest, mut at_offset) = (data, 0);
+        for at in 0..count {
+            let lane = lane_at(at);
+            let offset = lanes.offset(lane, 0);
+            let gap = offset
+                .checked_sub(at_offset)
+                .filter(|g| g + len <= rest.len());
+            let gap = gap.ok_or_else(|| Error::invalid("internal: lanes out of memory order"))?;
+            let (run, after) = std::mem::take(&mut rest)[gap..].split_at_mut(len);
+            runs.push((lane, run));
+            (rest, at_offset) = (after, offset + len);
+        }
+        let mut totals = alloc::filled(count, m.identity())?;
+        if self.few_long_rows(count, len) {
+            for (lane, run) in runs {
+                totals[lane] = self.scan_lane(m, run, how, lane)?;
+            }
+            return Ok(totals);
+        }
+        let mut scanned = alloc::with_capacity(count)?;
+        let each = runs.par_iter_mut();
+        let scan = |(lane, run): &mut (usize, &mut [M::Elem])| {
+            (*lane, lanes::scan_one(m, run, how, *lane))
+        };
+        if how.reverse {
+            // Each task takes its runs last first, so that memory is read in one direction.
+            each.rev().map(scan).collect_into_vec(&mut scanned);
+        } else {
+            each.map(scan).collect_into_vec(&mut scanned);
+        }
+        for (lane, total) in scanned {
+            totals[lane] = total;
+        }
+        Ok(totals)
     }
 
     /// Lane `lane`, held in order in `xs`, scanned on all threads as `how` says; its total.

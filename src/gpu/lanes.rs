@@ -6,10 +6,10 @@
 //! (the outer axis) are scanned in place by the column scan, or, for packed rows of at most 16
 //! bytes, by one 1-D scan of rows as vectors under the lane-wise operator (in reverse where that
 //! scan stages); so are lanes that sit side by side as those columns do (the rows of a
-//! column-major matrix, [`Lanes::normalized`]), columns whose rows lie farther apart than their
-//! width (some of the columns of a wider array), and groups of such columns along a middle
-//! axis that each span a tile of rows. Any other layout is gathered into contiguous rows,
-//! scanned, and scattered back.
+//! column-major matrix, and groups whose lanes continue one another's, [`Lanes::normalized`]),
+//! columns whose rows lie farther apart than their width (some of the columns of a wider
+//! array), and groups of such columns along a middle axis that each span a tile of rows. Any
+//! other layout is gathered into contiguous rows, scanned, and scattered back.
 
 use super::autotune;
 use super::kernels::OpKernels;
