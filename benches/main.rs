@@ -7,6 +7,8 @@
 //! - `reduce`: reductions, likewise;
 //! - `lanes`: batched scans and reductions of columns and rows on the parallel CPU backend,
 //!   beside a copy (`topics/lanes.rs`);
+//! - `maps`: scans and reductions through an input map on the parallel CPU backend, in one run
+//!   and along lanes (`topics/maps.rs`);
 //! - `combine-form-<op>`: scans of the operators the cost policy outlines, inlined and
 //!   outlined (`topics/combine_form.rs`).
 //!
@@ -23,6 +25,8 @@ mod combine_form;
 mod compile;
 #[path = "topics/lanes.rs"]
 mod lanes;
+#[path = "topics/maps.rs"]
+mod maps;
 #[path = "topics/reduce.rs"]
 mod reduce;
 #[path = "topics/scan.rs"]
@@ -34,6 +38,7 @@ criterion_group!(
     scan::bench,
     reduce::bench,
     lanes::bench,
+    maps::bench,
     combine_form::bench
 );
 criterion_main!(benches);

@@ -83,15 +83,16 @@ pub trait Backend {
     }
 
     /// The fold of `map(xs)`. The GPU applies the map inside the kernel (the input is read
-    /// once); the CPU backends map, then fold.
+    /// once); the CPU backends map each element as they fold it.
     fn map_reduce<M: Monoid, In: crate::element::Element>(
         &self,
         m: &M,
         map: &Map<In, M::Elem>,
         xs: &[In],
     ) -> Result<M::Elem> {
-        let ys = alloc::collect(xs.iter().map(|x| map.apply(x)))?;
-        self.reduce(m, &ys)
+        Ok(xs
+            .iter()
+            .fold(m.identity(), |a, x| m.combine(&a, &map.apply(x))))
     }
 
     /// The inclusive scan of `map(xs)`.
@@ -149,7 +150,8 @@ pub trait Backend {
     }
 
     /// [`Backend::scan_lanes`] of `map(input)` into `output` (both laid out as `lanes` say):
-    /// the GPU applies the map as it loads, the CPU backends map, then scan.
+    /// the GPU applies the map as it loads, the CPU backends map where the elements lie, then
+    /// scan. Elements of `output` between the lanes are left as they are.
     fn map_scan_lanes<M: Monoid, In: crate::element::Element>(
         &self,
         m: &M,
@@ -161,12 +163,8 @@ pub trait Backend {
     ) -> Result<Vec<M::Elem>> {
         lanes.check_buffer(input.len(), "the input")?;
         lanes.check_buffer(output.len(), "the output")?;
-        for lane in 0..lanes.count() {
-            for k in 0..lanes.len {
-                let at = lanes.offset(lane, k);
-                output[at] = map.apply(&input[at]);
-            }
-        }
+        how.check(lanes)?;
+        crate::cpu::maps::map_lanes(lanes, input, output, |x| map.apply(x));
         self.scan_lanes(m, lanes, output, how)
     }
 

@@ -91,6 +91,52 @@ where
     assert_eq!(reduced, folds, "{}: {what}: reduce_lanes", b.describe());
 }
 
+/// `map_scan_lanes` of bytes widened to i64 (less 100), inclusive and exclusive in reverse
+/// with per-lane initial values: the lanes' elements as the scan of the mapped input, the
+/// output's elements between lanes as they were.
+fn check_map<B: Backend>(b: &B, lanes: &Lanes, rng: &mut Rng, span: usize) {
+    const UNTOUCHED: i64 = -7_777_777;
+    let sum = Sum::<i64>::new();
+    let widen = Map::new("widen_u8_less_100", "(long long)x - 100", |x: &u8| {
+        i64::from(*x) - 100
+    });
+    let bytes: Vec<u8> = (0..span).map(|_| rng.below(256) as u8).collect();
+    let mapped: Vec<i64> = bytes.iter().map(|x| i64::from(*x) - 100).collect();
+    let inits = (0..lanes.count()).map(|l| 5 - l as i64).collect();
+    for how in [
+        LaneScan::inclusive(),
+        LaneScan::exclusive_each(inits).reverse(),
+    ] {
+        let (scanned, want_totals) = expected(&sum, lanes, &mapped, &how);
+        let mut want = vec![UNTOUCHED; span];
+        for l in 0..lanes.count() {
+            for k in 0..lanes.len {
+                let at = lanes.offset(l, k);
+                want[at] = scanned[at];
+            }
+        }
+        let mut got = vec![UNTOUCHED; span];
+        let totals = b
+            .map_scan_lanes(&sum, &widen, lanes, &bytes, &mut got, &how)
+            .unwrap();
+        let at = got.iter().zip(&want).position(|(g, w)| g != w);
+        assert!(
+            at.is_none(),
+            "{}: map_scan_lanes {lanes:?} {how:?}: element {} is {}, want {}",
+            b.describe(),
+            at.unwrap_or(0),
+            got[at.unwrap_or(0)],
+            want[at.unwrap_or(0)]
+        );
+        assert_eq!(
+            totals,
+            want_totals,
+            "{}: map_scan_lanes totals",
+            b.describe()
+        );
+    }
+}
+
 /// The layouts every backend runs: rows of boundary lengths, a long row, every axis of four
 /// 3-D tensors (the last two with rows of 3 and 2 lanes, in 4 and 20 groups), columns
 /// scanned down, and strided views (a transposed matrix, some of the columns, groups of them
@@ -192,6 +238,7 @@ fn every_cell<B: Backend>(b: &B, block: usize) {
         for how in scans(&lanes, 7, |l| l as i64 * 3 - 1) {
             check(b, &sum, &lanes, &ints, &how, "sum i64");
         }
+        check_map(b, &lanes, &mut rng, span);
         let p = 1_000_003u64;
         let mats: Vec<Mat2> = (0..span)
             .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))

@@ -4,9 +4,11 @@
 //! the same thing with a three-phase blocked scan (reduce each chunk, scan the chunk totals,
 //! scan each chunk from its carry), which keeps sequence order and so is right for
 //! non-commutative operators; lanes that lie side by side across memory (columns scanned
-//! down) it walks row by row in the same three phases (`columns`).
+//! down) it walks row by row in the same three phases (`columns`). Input maps are applied
+//! where the elements lie (`maps`).
 
 mod columns;
+pub(crate) mod maps;
 mod par;
 pub mod seq;
 
