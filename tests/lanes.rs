@@ -199,6 +199,12 @@ fn layouts(block: usize) -> Vec<(Lanes, usize)> {
     // lanes j of the groups first, each its own run of memory.
     out.push((Lanes::strided(&[6, 9], &[12, 1], 1).unwrap(), 69));
     out.push((Lanes::strided(&[3, 9, 4], &[10, 1, 30], 1).unwrap(), 119));
+    // Strided lanes each alone in its run of memory: one column of a 1000 x 3 matrix, channel 0
+    // of a (4 x 50 x 3) tensor along its 50, and lanes whose groups lie closer together than
+    // a group's lanes (lane order is not memory order).
+    out.push((Lanes::strided(&[1000], &[3], 0).unwrap(), 2998));
+    out.push((Lanes::strided(&[4, 50], &[150, 3], 1).unwrap(), 600));
+    out.push((Lanes::strided(&[3, 20, 2], &[70, 3, 210], 1).unwrap(), 408));
     // Every other column of a 10 x 8 matrix, scanned down: 4 lanes of stride 8.
     out.push((
         Lanes {

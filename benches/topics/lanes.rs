@@ -64,6 +64,16 @@ pub fn bench(c: &mut Criterion) {
         "64x152064-of-152128-dim1".into(),
         Lanes::strided(&[64, 152_064], &[152_128, 1], 1).unwrap(),
     ));
+    // Single strided lanes, each in a run of memory of its own: one column of a (8,388,608 x
+    // 2) matrix, and channel 0 of a (16 x 32,768 x 32) tensor along its middle axis.
+    shapes.push((
+        "8388608x2-column-0-dim0".into(),
+        Lanes::strided(&[8_388_608], &[2], 0).unwrap(),
+    ));
+    shapes.push((
+        "16x32768x32-channel-0-dim1".into(),
+        Lanes::strided(&[16, 32_768], &[32_768 * 32, 32], 1).unwrap(),
+    ));
     for (shape, lanes) in shapes {
         // The buffer: every element the lanes reach, and the columns between them.
         let n = lanes.span();

@@ -87,6 +87,19 @@ impl Parallel {
         }
         Ok(seq::reduce(m, &self.chunk_totals(m, xs, chunk, load)?))
     }
+
+    /// The fold of the elements `stride` apart from the first of `xs`, on all threads.
+    fn reduce_strided<M: Monoid>(&self, m: &M, xs: &[M::Elem], stride: usize) -> Result<M::Elem> {
+        if stride <= 1 {
+            return self.reduce(m, xs);
+        }
+        let chunk = self.chunk_len(xs.len().div_ceil(stride)) * stride;
+        let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
+        xs.par_chunks(chunk)
+            .map(|c| fold_strided(m, c, stride))
+            .collect_into_vec(&mut totals);
+        Ok(seq::reduce(m, &totals))
+    }
 }
 
 impl Backend for Parallel {
@@ -230,11 +243,13 @@ impl Backend for Parallel {
             // Lanes side by side (columns scanned down): rows walked in memory order.
             return columns::scan(m, &walk, data, how, self.split());
         }
-        if lanes.stride == 1 {
-            // Each lane a run of its own (rows with gaps between them): scanned where it lies.
+        if runs_apart(lanes) {
+            // Each lane in a run of memory of its own (rows with gaps between them, a strided
+            // lane alone in its rows): scanned where it lies.
             return self.scan_runs(m, lanes, data, how);
         }
-        // Any other layout: each lane gathered and scanned in parallel, then written back.
+        // Any other layout (lanes strided through one another's runs): each lane gathered and
+        // scanned in parallel, then written back.
         let data_ref: &[M::Elem] = data;
         let mut scanned: Vec<Result<ScannedLane<M::Elem>>> = alloc::with_capacity(lanes.count())?;
         (0..lanes.count())
@@ -268,29 +283,24 @@ impl Backend for Parallel {
         if let Some(walk) = columns::side_by_side(lanes) {
             return columns::reduce(m, &walk, data, self.split());
         }
-        let len = lanes.len;
-        if lanes.stride == 1 || len == 1 {
-            // Each lane a run of its own (rows, with or without gaps between them), folded
-            // where it lies: several at a time, or a few long ones each in parallel chunks.
-            let run = |l| &data[lanes.offset(l, 0)..][..len];
-            if self.few_long_rows(lanes.count(), len) {
-                return alloc::collect((0..lanes.count()).map(|l| self.reduce(m, run(l))))?
-                    .into_iter()
-                    .collect();
-            }
-            let mut totals = alloc::with_capacity(lanes.count())?;
-            (0..lanes.count())
-                .into_par_iter()
-                .map(|l| fold_chained(m, run(l)))
-                .collect_into_vec(&mut totals);
-            return Ok(totals);
+        // Every other layout: each lane folded where it lies, its elements `stride` apart from
+        // its first to its last; several lanes at a time, or a few long ones each in parallel
+        // chunks.
+        let (len, stride) = (lanes.len, lanes.stride);
+        let run = |l| &data[lanes.offset(l, 0)..][..extent(lanes)];
+        if self.few_long_rows(lanes.count(), len) {
+            return alloc::collect(
+                (0..lanes.count()).map(|l| self.reduce_strided(m, run(l), stride)),
+            )?
+            .into_iter()
+            .collect();
         }
-        let mut totals: Vec<Result<M::Elem>> = alloc::with_capacity(lanes.count())?;
+        let mut totals = alloc::with_capacity(lanes.count())?;
         (0..lanes.count())
             .into_par_iter()
-            .map(|l| Ok(fold_chained(m, &lanes::gather(data, lanes, l)?)))
+            .map(|l| fold_strided(m, run(l), stride))
             .collect_into_vec(&mut totals);
-        totals.into_iter().collect()
+        Ok(totals)
     }
 
     fn scan_segments<M: Monoid>(
@@ -360,26 +370,96 @@ fn fold_chained<M: Monoid>(m: &M, xs: &[M::Elem]) -> M::Elem {
 /// read once and never stored mapped.
 fn fold_chained_by<M: Monoid, T>(m: &M, xs: &[T], load: impl Fn(&T) -> M::Elem) -> M::Elem {
     let part = xs.len() / CHAINS;
+    let each = |p| loaded(p, &load);
     if part < 16 {
-        return xs.iter().fold(m.identity(), |a, x| m.combine(&a, &load(x)));
+        return each(xs).fold(m.identity(), |a, x| m.combine(&a, &x));
     }
     let (parts, tail) = xs.split_at(part * CHAINS);
     let (p0, rest) = parts.split_at(part);
     let (p1, rest) = rest.split_at(part);
     let (p2, p3) = rest.split_at(part);
+    fold_four(m, [each(p0), each(p1), each(p2), each(p3)], each(tail))
+}
+
+/// [`fold_chained`] of the elements `stride` apart from the first of `xs` (a lane of a strided
+/// layout, `xs` running from its first element to its last).
+fn fold_strided<M: Monoid>(m: &M, xs: &[M::Elem], stride: usize) -> M::Elem {
+    if stride <= 1 {
+        return fold_chained(m, xs);
+    }
+    let each = |p| spaced(p, stride);
+    // Lane elements in each part; the tail keeps at least the last one, which `xs` ends on
+    // (there is no full step after it).
+    let part = xs.len().div_ceil(stride).saturating_sub(1) / CHAINS;
+    if part < 16 {
+        return each(xs).fold(m.identity(), |a, x| m.combine(&a, &x));
+    }
+    // Parts of `part` lane elements each, every one starting on a lane element.
+    let (parts, tail) = xs.split_at(part * CHAINS * stride);
+    let (p0, rest) = parts.split_at(part * stride);
+    let (p1, rest) = rest.split_at(part * stride);
+    let (p2, p3) = rest.split_at(part * stride);
+    fold_four(m, [each(p0), each(p1), each(p2), each(p3)], each(tail))
+}
+
+/// `load(x)` for each `x` of `xs`.
+fn loaded<'a, T, U>(xs: &'a [T], load: &'a impl Fn(&T) -> U) -> impl Iterator<Item = U> + 'a {
+    xs.iter().map(load)
+}
+
+/// The elements `stride` apart from the first of `xs`.
+fn spaced<T: Copy>(xs: &[T], stride: usize) -> impl Iterator<Item = T> + '_ {
+    xs.chunks(stride).filter_map(|c| c.first()).copied()
+}
+
+/// The fold of four parts of equal length stepped together, each from the identity, then
+/// `tail` (which follows the last part), the parts' folds combined in order.
+fn fold_four<M: Monoid>(
+    m: &M,
+    [p0, p1, p2, p3]: [impl Iterator<Item = M::Elem>; CHAINS],
+    tail: impl Iterator<Item = M::Elem>,
+) -> M::Elem {
     let mut acc = [m.identity(); CHAINS];
-    for (((x0, x1), x2), x3) in p0.iter().zip(p1).zip(p2).zip(p3) {
-        acc[0] = m.combine(&acc[0], &load(x0));
-        acc[1] = m.combine(&acc[1], &load(x1));
-        acc[2] = m.combine(&acc[2], &load(x2));
-        acc[3] = m.combine(&acc[3], &load(x3));
+    for (((x0, x1), x2), x3) in p0.zip(p1).zip(p2).zip(p3) {
+        acc[0] = m.combine(&acc[0], &x0);
+        acc[1] = m.combine(&acc[1], &x1);
+        acc[2] = m.combine(&acc[2], &x2);
+        acc[3] = m.combine(&acc[3], &x3);
     }
     // The last part runs on through the tail, which follows it.
     for x in tail {
-        acc[3] = m.combine(&acc[3], &load(x));
+        acc[3] = m.combine(&acc[3], &x);
     }
     let [a0, a1, a2, a3] = acc;
     m.combine(&m.combine(&m.combine(&a0, &a1), &a2), &a3)
+}
+
+/// Elements from a lane's first to its last: `(len - 1) * stride + 1`.
+fn extent(lanes: &Lanes) -> usize {
+    lanes.len.saturating_sub(1) * lanes.stride + usize::from(lanes.len > 0)
+}
+
+/// Whether each lane lies in a run of memory, from its first element to its last, that no
+/// other lane's run enters: true of every layout of stride 1 (lanes never overlap), and of
+/// strided lanes each of which ends before the next one starts (a channel of a `(B x T x C)`
+/// tensor scanned along `T`, a single column).
+fn runs_apart(lanes: &Lanes) -> bool {
+    let mut dims = [
+        (lanes.outer, lanes.outer_stride),
+        (lanes.inner, lanes.inner_stride),
+    ];
+    dims.sort_by_key(|&(_, s)| s);
+    // From the first lane's start past the last element of the lanes of the dimensions seen.
+    let mut reach = extent(lanes);
+    for (n, s) in dims {
+        if n > 1 {
+            if s < reach {
+                return false;
+            }
+            reach += (n - 1) * s;
+        }
+    }
+    true
 }
 
 impl Parallel {
@@ -394,11 +474,36 @@ impl Parallel {
         reverse: bool,
         start: Start<M::Elem>,
     ) -> Result<Option<M::Elem>> {
-        let chunk = self.chunk_len(xs.len());
-        if xs.len() <= chunk {
-            return Ok(seq::scan_run(m, xs, reverse, start));
+        self.scan_strided(m, xs, 1, reverse, start)
+    }
+
+    /// [`Parallel::scan_run`] of the elements `stride` apart from the first of `xs` (a lane
+    /// of a strided layout, `xs` running from its first element to its last): chunks of
+    /// `chunk` lane elements are runs of `chunk * stride` elements of `xs`.
+    fn scan_strided<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &mut [M::Elem],
+        stride: usize,
+        reverse: bool,
+        start: Start<M::Elem>,
+    ) -> Result<Option<M::Elem>> {
+        let stride = stride.max(1);
+        let n = xs.len().div_ceil(stride);
+        let chunk = self.chunk_len(n);
+        if n <= chunk {
+            return Ok(seq::scan_strided(m, xs, stride, reverse, start));
         }
-        let totals = self.chunk_totals(m, xs, chunk, |x| *x)?;
+        let chunk = chunk * stride;
+        let totals = if stride == 1 {
+            self.chunk_totals(m, xs, chunk, |x| *x)?
+        } else {
+            let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
+            xs.par_chunks(chunk)
+                .map(|c| fold_strided(m, c, stride))
+                .collect_into_vec(&mut totals);
+            totals
+        };
         let chunks = totals.len();
         let mut starts = alloc::filled(chunks, start)?;
         let mut acc = start.value();
@@ -415,13 +520,13 @@ impl Parallel {
         xs.par_chunks_mut(chunk)
             .zip(starts.par_iter())
             .for_each(|(c, s)| {
-                seq::scan_run(m, c, reverse, *s);
+                seq::scan_strided(m, c, stride, reverse, *s);
             });
         Ok(acc)
     }
 
-    /// Lanes of one element after another (`stride` 1), each a run of its own somewhere in
-    /// `data`, scanned in place as `how` says: a run per task, or a few long ones each on all
+    /// Lanes each in a run of memory of its own somewhere in `data` (from its first element
+    /// to its last, [`runs_apart`]), scanned in place as `how` says: a run per task, or a few long ones each on all
     /// threads, as rows are. Returns the totals in lane order.
     fn scan_runs<M: Monoid>(
         &self,
@@ -430,7 +535,8 @@ impl Parallel {
         data: &mut [M::Elem],
         how: &LaneScan<M::Elem>,
     ) -> Result<Vec<M::Elem>> {
-        let (count, len) = (lanes.count(), lanes.len);
+        let (count, len, stride) = (lanes.count(), lanes.len, lanes.stride);
+        let extent = extent(lanes);
         // The lanes in memory order: groups then lanes, or lanes then groups where a group's
         // lanes lie farther apart than the groups.
         let by_lane = lanes.outer > 1 && lanes.inner > 1 && lanes.inner_stride > lanes.outer_stride;
@@ -449,23 +555,24 @@ impl Parallel {
             let offset = lanes.offset(lane, 0);
             let gap = offset
                 .checked_sub(at_offset)
-                .filter(|g| g + len <= rest.len());
+                .filter(|g| g + extent <= rest.len());
             let gap = gap.ok_or_else(|| Error::invalid("internal: lanes out of memory order"))?;
-            let (run, after) = std::mem::take(&mut rest)[gap..].split_at_mut(len);
+            let (run, after) = std::mem::take(&mut rest)[gap..].split_at_mut(extent);
             runs.push((lane, run));
-            (rest, at_offset) = (after, offset + len);
+            (rest, at_offset) = (after, offset + extent);
         }
         let mut totals = alloc::filled(count, m.identity())?;
         if self.few_long_rows(count, len) {
             for (lane, run) in runs {
-                totals[lane] = self.scan_lane(m, run, how, lane)?;
+                totals[lane] = self.scan_lane_strided(m, run, stride, how, lane)?;
             }
             return Ok(totals);
         }
         let mut scanned = alloc::with_capacity(count)?;
         let each = runs.par_iter_mut();
         let scan = |(lane, run): &mut (usize, &mut [M::Elem])| {
-            (*lane, lanes::scan_one(m, run, how, *lane))
+            let after = seq::scan_strided(m, run, stride, how.reverse, how.start(*lane));
+            (*lane, after.unwrap_or_else(|| m.identity()))
         };
         if how.reverse {
             // Each task takes its runs last first, so that memory is read in one direction.
@@ -487,8 +594,20 @@ impl Parallel {
         how: &LaneScan<M::Elem>,
         lane: usize,
     ) -> Result<M::Elem> {
+        self.scan_lane_strided(m, xs, 1, how, lane)
+    }
+
+    /// [`Parallel::scan_lane`] of a lane whose elements lie `stride` apart in `xs`.
+    fn scan_lane_strided<M: Monoid>(
+        &self,
+        m: &M,
+        xs: &mut [M::Elem],
+        stride: usize,
+        how: &LaneScan<M::Elem>,
+        lane: usize,
+    ) -> Result<M::Elem> {
         Ok(self
-            .scan_run(m, xs, how.reverse, how.start(lane))?
+            .scan_strided(m, xs, stride, how.reverse, how.start(lane))?
             .unwrap_or_else(|| m.identity()))
     }
 }

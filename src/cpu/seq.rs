@@ -60,22 +60,47 @@ pub(crate) fn scan_run<M: Monoid>(
     reverse: bool,
     start: Start<M::Elem>,
 ) -> Option<M::Elem> {
+    scan_each(m, xs.iter_mut(), reverse, start)
+}
+
+/// [`scan_run`] of the elements `stride` apart from the first of `xs` (a lane of a strided
+/// layout, `xs` running from its first element to its last).
+pub(crate) fn scan_strided<M: Monoid>(
+    m: &M,
+    xs: &mut [M::Elem],
+    stride: usize,
+    reverse: bool,
+    start: Start<M::Elem>,
+) -> Option<M::Elem> {
+    if stride <= 1 {
+        return scan_run(m, xs, reverse, start);
+    }
+    let each = xs.chunks_mut(stride).filter_map(|c| c.first_mut());
+    scan_each(m, each, reverse, start)
+}
+
+/// [`scan_run`] of the elements `each` yields, in order.
+fn scan_each<'a, M: Monoid>(
+    m: &M,
+    each: impl DoubleEndedIterator<Item = &'a mut M::Elem>,
+    reverse: bool,
+    start: Start<M::Elem>,
+) -> Option<M::Elem> {
     let exclusive = matches!(start, Start::Exclusive(_));
     match (reverse, exclusive) {
-        (false, false) => run_as::<M, false, false>(m, xs, start.value()),
-        (false, true) => run_as::<M, false, true>(m, xs, start.value()),
-        (true, false) => run_as::<M, true, false>(m, xs, start.value()),
-        (true, true) => run_as::<M, true, true>(m, xs, start.value()),
+        (false, false) => run_as::<M, false, false>(m, each, start.value()),
+        (false, true) => run_as::<M, false, true>(m, each, start.value()),
+        (true, false) => run_as::<M, true, false>(m, each, start.value()),
+        (true, true) => run_as::<M, true, true>(m, each, start.value()),
     }
 }
 
-/// [`scan_run`] for one direction and one kind, so that its loop has no branch.
-fn run_as<M: Monoid, const REVERSE: bool, const EXCLUSIVE: bool>(
+/// [`scan_each`] for one direction and one kind, so that its loop has no branch.
+fn run_as<'a, M: Monoid, const REVERSE: bool, const EXCLUSIVE: bool>(
     m: &M,
-    xs: &mut [M::Elem],
+    mut it: impl DoubleEndedIterator<Item = &'a mut M::Elem>,
     from: Option<M::Elem>,
 ) -> Option<M::Elem> {
-    let mut it = xs.iter_mut();
     let mut acc = match from {
         Some(a) => a,
         // Inclusive with nothing before: the first element walked stays as it is.
@@ -235,6 +260,33 @@ mod tests {
         assert_eq!(Start::Exclusive(a).from(Some(x0)), Start::Exclusive(x0));
         assert_eq!(Start::Open.from(Some(x0)), Start::After(x0));
         assert_eq!(Start::After(a).from(None), Start::Open);
+    }
+
+    /// A strided scan touches only its lane's elements and equals the scan of them gathered.
+    #[test]
+    fn strided_runs_scan_their_elements_only() {
+        let m = MatMulMod::new(1_000_003).unwrap();
+        let xs: Vec<Mat2> = (0..11u32).map(|i| Mat2::new([i, 1, i * i, 1])).collect();
+        for (reverse, start) in [
+            (false, Start::Open),
+            (true, Start::Open),
+            (false, Start::Exclusive(Mat2::new([2, 0, 1, 1]))),
+            (true, Start::After(Mat2::new([1, 3, 0, 1]))),
+        ] {
+            let mut lane: Vec<Mat2> = xs.iter().step_by(3).copied().collect();
+            let want_after = scan_run(&m, &mut lane, reverse, start);
+            let mut got = xs.clone();
+            let after = scan_strided(&m, &mut got[..10], 3, reverse, start);
+            assert_eq!(after, want_after);
+            for (i, (g, x)) in got.iter().zip(&xs).enumerate() {
+                let want = if i % 3 == 0 && i < 10 {
+                    lane[i / 3]
+                } else {
+                    *x
+                };
+                assert_eq!(*g, want, "element {i}, reverse {reverse}");
+            }
+        }
     }
 
     #[test]
