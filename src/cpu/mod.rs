@@ -8,6 +8,7 @@
 //! where the elements lie (`maps`).
 
 mod columns;
+mod fold;
 pub(crate) mod maps;
 mod par;
 pub mod seq;

@@ -1,6 +1,7 @@
 //! The parallel CPU backend: a blocked three-phase scan on rayon.
 
 use super::columns::{self, Split};
+use super::fold::{fold_chained_by, fold_strided};
 use super::maps;
 use super::seq::{self, Start};
 use crate::alloc;
@@ -352,87 +353,6 @@ fn collect_par<T: Sync, U: Send>(xs: &[T], f: impl Fn(&T) -> U + Sync + Send) ->
 
 /// A lane gathered and scanned, and its total.
 type ScannedLane<T> = (Vec<T>, T);
-
-/// Contiguous parts a fold steps together in [`fold_chained`].
-const CHAINS: usize = 4;
-
-/// `e ⊕ x0 ⊕ ... ⊕ x(n-1)` as [`seq::reduce`] defines it, folded in [`CHAINS`] contiguous
-/// parts stepped together, each from the identity, and the parts' folds combined in order: a
-/// left fold waits out each combine's latency, and independent chains let the processor
-/// overlap them (an f32 sum of 2^24 elements on two cores: 8.2 ms in one chain, 2.5 ms in
-/// four). Sequence order is kept, so any monoid folds right (floats up
-/// to where their roundings fall). Inputs of fewer than 16 elements a part fold in one chain.
-fn fold_chained<M: Monoid>(m: &M, xs: &[M::Elem]) -> M::Elem {
-    fold_chained_by(m, xs, |x| *x)
-}
-
-/// [`fold_chained`] of `load(x)` for each `x` of `xs`: the fold of a mapped input, which is
-/// read once and never stored mapped.
-fn fold_chained_by<M: Monoid, T>(m: &M, xs: &[T], load: impl Fn(&T) -> M::Elem) -> M::Elem {
-    let part = xs.len() / CHAINS;
-    let each = |p| loaded(p, &load);
-    if part < 16 {
-        return each(xs).fold(m.identity(), |a, x| m.combine(&a, &x));
-    }
-    let (parts, tail) = xs.split_at(part * CHAINS);
-    let (p0, rest) = parts.split_at(part);
-    let (p1, rest) = rest.split_at(part);
-    let (p2, p3) = rest.split_at(part);
-    fold_four(m, [each(p0), each(p1), each(p2), each(p3)], each(tail))
-}
-
-/// [`fold_chained`] of the elements `stride` apart from the first of `xs` (a lane of a strided
-/// layout, `xs` running from its first element to its last).
-fn fold_strided<M: Monoid>(m: &M, xs: &[M::Elem], stride: usize) -> M::Elem {
-    if stride <= 1 {
-        return fold_chained(m, xs);
-    }
-    let each = |p| spaced(p, stride);
-    // Lane elements in each part; the tail keeps at least the last one, which `xs` ends on
-    // (there is no full step after it).
-    let part = xs.len().div_ceil(stride).saturating_sub(1) / CHAINS;
-    if part < 16 {
-        return each(xs).fold(m.identity(), |a, x| m.combine(&a, &x));
-    }
-    // Parts of `part` lane elements each, every one starting on a lane element.
-    let (parts, tail) = xs.split_at(part * CHAINS * stride);
-    let (p0, rest) = parts.split_at(part * stride);
-    let (p1, rest) = rest.split_at(part * stride);
-    let (p2, p3) = rest.split_at(part * stride);
-    fold_four(m, [each(p0), each(p1), each(p2), each(p3)], each(tail))
-}
-
-/// `load(x)` for each `x` of `xs`.
-fn loaded<'a, T, U>(xs: &'a [T], load: &'a impl Fn(&T) -> U) -> impl Iterator<Item = U> + 'a {
-    xs.iter().map(load)
-}
-
-/// The elements `stride` apart from the first of `xs`.
-fn spaced<T: Copy>(xs: &[T], stride: usize) -> impl Iterator<Item = T> + '_ {
-    xs.chunks(stride).filter_map(|c| c.first()).copied()
-}
-
-/// The fold of four parts of equal length stepped together, each from the identity, then
-/// `tail` (which follows the last part), the parts' folds combined in order.
-fn fold_four<M: Monoid>(
-    m: &M,
-    [p0, p1, p2, p3]: [impl Iterator<Item = M::Elem>; CHAINS],
-    tail: impl Iterator<Item = M::Elem>,
-) -> M::Elem {
-    let mut acc = [m.identity(); CHAINS];
-    for (((x0, x1), x2), x3) in p0.zip(p1).zip(p2).zip(p3) {
-        acc[0] = m.combine(&acc[0], &x0);
-        acc[1] = m.combine(&acc[1], &x1);
-        acc[2] = m.combine(&acc[2], &x2);
-        acc[3] = m.combine(&acc[3], &x3);
-    }
-    // The last part runs on through the tail, which follows it.
-    for x in tail {
-        acc[3] = m.combine(&acc[3], &x);
-    }
-    let [a0, a1, a2, a3] = acc;
-    m.combine(&m.combine(&m.combine(&a0, &a1), &a2), &a3)
-}
 
 /// Elements from a lane's first to its last: `(len - 1) * stride + 1`.
 fn extent(lanes: &Lanes) -> usize {
