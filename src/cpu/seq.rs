@@ -75,7 +75,13 @@ pub(crate) fn scan_strided<M: Monoid>(
     if stride <= 1 {
         return scan_run(m, xs, reverse, start);
     }
-    let each = xs.chunks_mut(stride).filter_map(|c| c.first_mut());
+    // Whole steps, then the lane's last element: `chunks_exact_mut` walks back without the
+    // division `chunks_mut` makes at every step from the end.
+    let (steps, last) = xs.split_at_mut(xs.len() / stride * stride);
+    let each = steps
+        .chunks_exact_mut(stride)
+        .map(|step| &mut step[0])
+        .chain(last.first_mut());
     scan_each(m, each, reverse, start)
 }
 
