@@ -4,7 +4,8 @@
 //! [`Lanes`] says where each lane's elements sit; [`LaneScan`] what to compute (inclusive or
 //! exclusive with an initial value per lane, forwards or in reverse). The [`crate::Backend`]
 //! methods `scan_lanes`, `reduce_lanes` and `scan_segments` (variable-length rows given by
-//! offsets) run them on any backend; [`crate::Scanner::scan_lanes`] on device buffers.
+//! offsets) run them on any backend; [`crate::Scanner::scan_lanes`] and
+//! [`crate::Scanner::scan_segments`] on device buffers.
 //!
 //! ```
 //! use monoscan::{Backend, cpu::Sequential, lanes::{LaneScan, Lanes}, ops::Sum};

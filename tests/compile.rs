@@ -315,12 +315,12 @@ fn row_ops() -> Vec<(CudaOp, bool)> {
     ops
 }
 
-/// The row-scan sets of `row_ops` on sm_`cc`.
+/// The row-scan sets of `row_ops` on sm_`cc`: rows of one length, and rows given by offsets.
 fn row_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
     let limits = DeviceLimits::for_arch(cc);
     row_ops()
         .into_iter()
-        .map(|(op, reverse)| {
+        .flat_map(|(op, reverse)| {
             let shape = policy::tile_shape(
                 op.elem_size,
                 &limits,
@@ -328,7 +328,14 @@ fn row_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
                 Purpose::SinglePass,
             )
             .unwrap();
-            (op, KernelSet::RowScan { shape, reverse })
+            [false, true].map(|segments| {
+                let set = KernelSet::RowScan {
+                    shape,
+                    reverse,
+                    segments,
+                };
+                (op.clone(), set)
+            })
         })
         .collect()
 }

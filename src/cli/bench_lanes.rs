@@ -1,7 +1,7 @@
 //! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
-//! down columns, views of columns (some of a wider array's, groups along a middle axis), and
-//! reverse 1-D scans beside forward ones. Each figure is a fraction of a device-to-device copy
+//! down columns, views of columns (some of a wider array's, groups along a middle axis), rows of
+//! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones. Each figure is a fraction of a device-to-device copy
 //! of the same bytes (the lanes' elements, not what lies between them).
 
 use super::bench::{Ctx, Row};
@@ -11,7 +11,7 @@ use monoscan::ops::{Affine, AffineMap, Sum};
 use monoscan::Monoid;
 
 /// Measurements this family adds to the progress count.
-pub(super) const CASES: usize = 20;
+pub(super) const CASES: usize = 22;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
 const SUM_SHAPES: [(usize, usize, usize); 10] = [
@@ -68,6 +68,13 @@ impl Ctx<'_> {
             let lanes = Lanes::strided(&shape, &strides, axis)?;
             self.lanes_case(&sum, &lanes, &format!("sum f32 {label}"), &inclusive, gen)?;
         }
+        // Rows of varying lengths: many short ones (0 to 127 values, 63.5 on average), and a
+        // few long ones (120,000 to 183,999), each length drawn by a fixed hash of its row.
+        let hash = |r: u64| r.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+        let short: Vec<u64> = (0..1_048_576).map(|r| hash(r) % 128).collect();
+        self.csr_case(&short, "sum f32 CSR 1048576 rows of 0..127", gen)?;
+        let long: Vec<u64> = (0..64).map(|r| 120_000 + hash(r) % 64_000).collect();
+        self.csr_case(&long, "sum f32 CSR 64 rows of 120000..183999", gen)?;
         let affine = Affine::<f32>::new();
         let lanes = Lanes::rows(12_288, 4_096);
         self.lanes_case(
@@ -106,6 +113,46 @@ impl Ctx<'_> {
             algorithm: label.to_string(),
             n: n as u64,
             bytes: (2 * n * size) as u64,
+            ms: t.median_ms(),
+            baseline_ms: copy,
+            baseline: "copy",
+        });
+        self.progress.step(&format!("lanes {label}"));
+        Ok(())
+    }
+
+    /// One scan of the rows of `lens` values each (sum f32), its offsets on the device, beside
+    /// a copy of the same bytes.
+    fn csr_case(
+        &mut self,
+        lens: &[u64],
+        label: &str,
+        gen: impl Fn(u64) -> f32,
+    ) -> Result<(), CliError> {
+        let mut offsets = Vec::with_capacity(lens.len() + 1);
+        offsets.push(0u64);
+        for len in lens {
+            offsets.push(offsets[offsets.len() - 1] + len);
+        }
+        let n = offsets[lens.len()] as usize;
+        let xs: Vec<f32> = (0..n as u64).map(gen).collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&xs)?;
+        let mut out = s.clone_htod(&xs)?;
+        let offsets = s.clone_htod(&offsets)?;
+        drop(xs);
+        let copy = self.timer.copy(n * 4)?.median_ms();
+        let sum = Sum::<f32>::new();
+        let scanner = self.gpu.scanner(&sum);
+        let how = LaneScan::inclusive();
+        let t = self
+            .timer
+            .time(|| scanner.scan_segments(&input, &mut out, &offsets, &how))?;
+        self.rows.push(Row {
+            case: "lanes",
+            algorithm: label.to_string(),
+            n: n as u64,
+            bytes: (2 * n * 4) as u64,
             ms: t.median_ms(),
             baseline_ms: copy,
             baseline: "copy",

@@ -169,6 +169,7 @@ fn rows<S: Monoid>(lifted: S, args: &EmitArgs, reverse: bool) -> Result<String, 
         None => KernelSet::RowScan {
             shape: plan.shape(Purpose::SinglePass)?,
             reverse,
+            segments: false,
         },
     };
     let spec = KernelSpec {

@@ -202,6 +202,7 @@ struct RowScanCtx<'a> {
     prefix: &'a str,
     map: bool,
     reverse: u32,
+    segments: u32,
     #[serde(flatten)]
     tile: TileCtx,
     #[serde(flatten)]
@@ -362,12 +363,17 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 },
             )
         }
-        KernelSet::RowScan { shape, reverse } => engine::render(
+        KernelSet::RowScan {
+            shape,
+            reverse,
+            segments,
+        } => engine::render(
             template,
             &RowScanCtx {
                 prefix,
                 map,
                 reverse: u32::from(reverse),
+                segments: u32::from(segments),
                 tile: TileCtx::of(&shape),
                 lookback: LookbackCtx::rows(&shape, elem_size),
             },

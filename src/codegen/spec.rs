@@ -44,6 +44,8 @@ pub enum Entry {
     SelectStaged,
     /// Independent scans of contiguous rows (batched scans).
     RowScan,
+    /// Independent scans of contiguous rows of any length, given by CSR offsets.
+    SegmentScan,
     /// Independent scans of contiguous rows with the tile of values staged in shared memory.
     RowStaged,
     /// Every column of a row-major array scanned down.
@@ -79,6 +81,7 @@ impl Entry {
             Entry::SelectRegisters => "select_registers",
             Entry::SelectStaged => "select_staged",
             Entry::RowScan => "row_scan",
+            Entry::SegmentScan => "segment_scan",
             Entry::RowStaged => "row_staged",
             Entry::ColumnScan => "column_scan",
             Entry::Gather => "gather",
@@ -102,6 +105,7 @@ impl Entry {
                 | Entry::ScanSinglePass
                 | Entry::ScanStaged
                 | Entry::RowScan
+                | Entry::SegmentScan
                 | Entry::RowStaged
                 | Entry::Gather
         )
@@ -182,12 +186,16 @@ pub enum KernelSet {
     /// single-pass scan of the segmented lifting of the operator with its tile of lifted items
     /// in registers (`row_scan.cu`), where [`KernelSet::RowStaged`] does not apply; `reverse`:
     /// prefixes from the end of each row (the module's operator is then the lifting of the
-    /// opposite monoid).
+    /// opposite monoid); `segments`: rows of any length, given by CSR offsets, whose starts
+    /// the kernel finds by a binary search of the offsets (`segment_scan`, where rows of one
+    /// length are `row_scan`).
     RowScan {
         /// The register tile (of the lifting's elements).
         shape: TileShape,
         /// Whether positions run from the end.
         reverse: bool,
+        /// Whether rows are given by offsets.
+        segments: bool,
     },
     /// Batched scans of contiguous rows as [`KernelSet::RowScan`] computes them, with each
     /// tile of values staged in shared memory as the staged scan stages its tiles, by
@@ -244,8 +252,13 @@ impl KernelSet {
             KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
             KernelSet::Select(s) => format!("select-{}", s.name()),
             KernelSet::SelectStaged(s) => format!("select-{}", s.name()),
-            KernelSet::RowScan { shape, reverse } => format!(
-                "row-scan-{}{}",
+            KernelSet::RowScan {
+                shape,
+                reverse,
+                segments,
+            } => format!(
+                "{}-scan-{}{}",
+                if *segments { "segment" } else { "row" },
                 if *reverse { "reverse-" } else { "" },
                 shape.name()
             ),
@@ -316,7 +329,10 @@ impl KernelSet {
             KernelSet::OneTile(_) => &[Entry::Fill, Entry::TileScan],
             KernelSet::Select(_) => &[Entry::Fill, Entry::SelectRegisters],
             KernelSet::SelectStaged(_) => &[Entry::Fill, Entry::SelectStaged],
-            KernelSet::RowScan { .. } => &[Entry::Fill, Entry::RowScan],
+            KernelSet::RowScan {
+                segments: false, ..
+            } => &[Entry::Fill, Entry::RowScan],
+            KernelSet::RowScan { segments: true, .. } => &[Entry::Fill, Entry::SegmentScan],
             KernelSet::RowStaged { .. } => &[Entry::Fill, Entry::RowStaged],
             KernelSet::ColumnScan { .. } => &[Entry::Fill, Entry::ColumnScan],
             KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],

@@ -141,7 +141,6 @@ impl Backend for Gpu {
         Ok(self.stream.clone_dtoh(&totals)?)
     }
 
-    /// CSR rows run on the host (the rayon backend): the GPU scans lanes of one length.
     fn scan_segments<M: Monoid>(
         &self,
         m: &M,
@@ -149,6 +148,19 @@ impl Backend for Gpu {
         data: &mut [M::Elem],
         how: &LaneScan<M::Elem>,
     ) -> Result<Vec<M::Elem>> {
-        crate::cpu::Parallel::default().scan_segments(m, offsets, data, how)
+        crate::lanes::check_offsets(offsets, data.len())?;
+        if data.is_empty() {
+            // Rows of no elements: their totals are their initial values, or the identity.
+            return crate::cpu::Sequential.scan_segments(m, offsets, data, how);
+        }
+        let input = self.upload(data)?;
+        let wide = crate::alloc::collect(offsets.iter().map(|&o| o as u64))?;
+        let offsets_buf = self.upload(&wide)?;
+        let mut output = super::launch::alloc_for_writes::<M::Elem>(&self.stream, data.len())?;
+        let scanner = self.scanner(m);
+        let mut totals = scanner.alloc_filled(offsets.len() - 1, m.identity())?;
+        scanner.scan_segments_with_totals(&input, &mut output, &offsets_buf, how, &mut totals)?;
+        self.stream.memcpy_dtoh(&output, data)?;
+        Ok(self.stream.clone_dtoh(&totals)?)
     }
 }

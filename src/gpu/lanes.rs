@@ -13,7 +13,7 @@
 
 use super::autotune;
 use super::kernels::OpKernels;
-use super::launch::{self, ColumnScan, DevSlice, RowScan, TensorMap};
+use super::launch::{self, ColumnScan, DevSlice, RowScan, Rows, TensorMap};
 use super::scan::{self, Mode};
 use crate::codegen::{Entry, KernelSet};
 use crate::element::Element;
@@ -67,24 +67,20 @@ pub(super) fn scan<M: Monoid, In: Element>(
     let inits = inits_buf.as_ref().map(|b| launch::input(b, stream));
     let inits = inits.as_ref().map(|(s, _)| *s);
     if lanes.elements() == 0 {
-        // Empty lanes: each total is its initial value (or the identity).
-        if let Some(t) = totals.filter(|t| t.len() > 0) {
-            match (&how.init, inits) {
-                (Some(Inits::Each(_)), Some(from)) => {
-                    let copies = k.kernels(KernelSet::LanesCopy)?;
-                    let plain = Lanes::rows(1, t.len() as usize);
-                    // SAFETY: the lane-copy module of this operator copies its elements.
-                    unsafe { launch::copy_lanes(stream, &copies, false, false, from, t, &plain) }?;
-                }
-                (Some(Inits::Same(v)), _) => k.fill(KernelSet::LanesCopy, t, *v)?,
-                _ => k.fill(KernelSet::LanesCopy, t, k.m.identity())?,
-            }
-        }
-        return Ok(());
+        return empty_totals(k, how, inits, totals);
     }
     if lanes.is_rows() {
         let n = lanes.elements() as u64;
-        return rows(k, inp, out, n, lanes.len as u64, how, inits, totals);
+        return rows(
+            k,
+            inp,
+            out,
+            n,
+            Rows::Each(lanes.len as u64),
+            how,
+            inits,
+            totals,
+        );
     }
     if columns(k, inp, out, lanes, how, inits, totals)? {
         return Ok(());
@@ -99,9 +95,40 @@ pub(super) fn scan<M: Monoid, In: Element>(
     // SAFETY: `copies` is the lane-copy module of this operator, with its input map when
     // `mapped` (whose input type is then `In`; unmapped, `In` is the element type).
     unsafe { launch::copy_lanes(stream, &copies, k.mapped, false, inp, g, lanes) }?;
-    rows(k, g, r, n as u64, lanes.len as u64, how, inits, totals)?;
+    rows(
+        k,
+        g,
+        r,
+        n as u64,
+        Rows::Each(lanes.len as u64),
+        how,
+        inits,
+        totals,
+    )?;
     // SAFETY: as above; scatters copy the operator's elements.
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
+}
+
+/// The totals of lanes of no elements: each its initial value (or the identity).
+pub(super) fn empty_totals<M: Monoid>(
+    k: &OpKernels<M>,
+    how: &LaneScan<M::Elem>,
+    inits: Option<DevSlice<M::Elem>>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    let Some(t) = totals.filter(|t| t.len() > 0) else {
+        return Ok(());
+    };
+    match (&how.init, inits) {
+        (Some(Inits::Each(_)), Some(from)) => {
+            let copies = k.kernels(KernelSet::LanesCopy)?;
+            let plain = Lanes::rows(1, t.len() as usize);
+            // SAFETY: the lane-copy module of this operator copies its elements.
+            unsafe { launch::copy_lanes(&k.gpu.stream, &copies, false, false, from, t, &plain) }
+        }
+        (Some(Inits::Same(v)), _) => k.fill(KernelSet::LanesCopy, t, *v),
+        _ => k.fill(KernelSet::LanesCopy, t, k.m.identity()),
+    }
 }
 
 /// One contiguous row of `n` elements: forwards the 1-D scan (by `Algorithm::Auto`, as
@@ -310,16 +337,16 @@ fn columns_of<M: Monoid, const C: usize>(
     Ok(true)
 }
 
-/// `rows` contiguous rows of `row` elements (`n` in all): a row kernel (the staged one where it
-/// applies, else the register one) of the segmented lifting of `k`'s operator, or of its
-/// opposite monoid for reverse scans.
+/// Contiguous rows, `n` elements in all, of one length or given by offsets (`row`): a row
+/// kernel (for rows of one length the staged one where it applies, else the register one) of
+/// the segmented lifting of `k`'s operator, or of its opposite monoid for reverse scans.
 #[allow(clippy::too_many_arguments)]
-fn rows<M: Monoid, In: Element>(
+pub(super) fn rows<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
     out: DevSlice<M::Elem>,
     n: u64,
-    row: u64,
+    row: Rows,
     how: &LaneScan<M::Elem>,
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
@@ -341,7 +368,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     inp: DevSlice<In>,
     out: DevSlice<M::Elem>,
     n: u64,
-    row: u64,
+    row: Rows,
     how: &LaneScan<M::Elem>,
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
@@ -355,7 +382,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         inp,
         out,
         n,
-        row,
+        rows: row,
         lookback,
         exclusive: how.init.is_some(),
         inits,
@@ -368,12 +395,15 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     // (inputs of the same size: it maps in place), 16-byte aligned buffers.
     let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
     let value_size = std::mem::size_of::<M::Elem>();
-    let count = n / row.max(1);
-    if let Some(shape) = sk
-        .plan
-        .row_staged_shape(value_size, count)?
-        .filter(|_| aligned)
-    {
+    let count = row.count(n);
+    let staged = match row {
+        Rows::Each(row) if aligned => sk
+            .plan
+            .row_staged_shape(value_size, count)?
+            .map(|s| (s, row)),
+        _ => None,
+    };
+    if let Some((shape, row)) = staged {
         let set = KernelSet::RowStaged {
             shape,
             reverse,
@@ -424,7 +454,11 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
         };
     }
     let shape = sk.shape(Purpose::SinglePass)?;
-    let kernel = sk.kernels(KernelSet::RowScan { shape, reverse })?;
+    let kernel = sk.kernels(KernelSet::RowScan {
+        shape,
+        reverse,
+        segments: matches!(row, Rows::Offsets { .. }),
+    })?;
     let tiles = tiles_of(n, shape)?;
     let stream = &k.gpu.stream;
     let mut scratch = k.gpu.lock_scratch();

@@ -22,6 +22,7 @@ mod reduce;
 mod scan;
 mod scanner;
 mod scratch;
+mod segments;
 mod shares;
 
 pub use device::{device_count, driver_present, DeviceInfo};

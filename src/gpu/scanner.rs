@@ -1,11 +1,16 @@
-//! [`Scanner`] and [`MappedScanner`]: one operator on one GPU, for device buffers. Every
-//! method of both is defined here; the strategies they run are `scan.rs` and `reduce.rs`.
+//! [`Scanner`]: one operator on one GPU, for device buffers, and (in `mapped.rs`)
+//! [`MappedScanner`], the same through an input map. The strategies they run are `scan.rs`,
+//! `reduce.rs`, `lanes.rs` and `segments.rs`.
+
+mod mapped;
+
+pub use mapped::MappedScanner;
 
 use super::kernels::OpKernels;
 use super::launch;
 use super::prepare::{self, PrepareReport};
 use super::scan::{self, Mode};
-use super::{lanes, reduce, Gpu, KernelInfo};
+use super::{lanes, reduce, segments, Gpu, KernelInfo};
 use crate::algorithm::Algorithm;
 use crate::error::{Error, Result};
 use crate::lanes::{LaneScan, Lanes};
@@ -287,6 +292,63 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         }
     }
 
+    /// Scans rows of any length (CSR): row `r` is elements `offsets[r] .. offsets[r + 1]` of
+    /// `input`, scanned into the same places of `output`; `how`'s initial values are per row.
+    /// The offsets, on the device (one more than the rows, such as those
+    /// [`Gpu::allocation_offsets`] computes), run from 0 to `input`'s length and never
+    /// decrease. They are not read back to be checked: offsets out of order give unspecified
+    /// values, never an access outside the buffers. (`Backend::scan_segments` on a [`Gpu`]
+    /// checks host offsets, then runs this.)
+    ///
+    /// ```
+    /// use monoscan::{Gpu, lanes::LaneScan, ops::Sum};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let input = gpu.stream().clone_htod(&[1u32, 2, 3, 4, 5])?;
+    /// let offsets = gpu.stream().clone_htod(&[0u64, 2, 2, 5])?;
+    /// let mut output = gpu.stream().alloc_zeros::<u32>(5)?;
+    /// let mut totals = gpu.stream().alloc_zeros::<u32>(3)?;
+    /// let how = LaneScan::exclusive(0);
+    /// gpu.scanner(&Sum::new())
+    ///     .scan_segments_with_totals(&input, &mut output, &offsets, &how, &mut totals)?;
+    /// assert_eq!(gpu.stream().clone_dtoh(&output)?, [0, 1, 0, 3, 7]);
+    /// assert_eq!(gpu.stream().clone_dtoh(&totals)?, [3, 0, 12]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn scan_segments<I, O, R>(
+        &self,
+        input: &I,
+        output: &mut O,
+        offsets: &R,
+        how: &LaneScan<M::Elem>,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+        R: DevicePtr<u64>,
+    {
+        self.segments_buffers(input, output, offsets, how, None::<&mut O>)
+    }
+
+    /// [`Scanner::scan_segments`], and each row's total in `totals` (one per row).
+    pub fn scan_segments_with_totals<I, O, R, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        offsets: &R,
+        how: &LaneScan<M::Elem>,
+        totals: &mut S,
+    ) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        O: DevicePtrMut<M::Elem>,
+        R: DevicePtr<u64>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.segments_buffers(input, output, offsets, how, Some(totals))
+    }
+
     /// The fold of every lane of `input` into `totals` (in lane order). Runs as an inclusive
     /// lane scan into a scratch copy, whose totals are the folds.
     pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
@@ -320,6 +382,35 @@ impl<'a, M: Monoid> Scanner<'a, M> {
             Some(t) => {
                 let (t, _g3) = launch::output(t, &stream);
                 lanes::scan(&self.k, inp, out, lanes, how, Some(t))
+            }
+        }
+    }
+
+    /// Scans CSR rows of `input` (of the operator's elements, or of a mapped scanner's `In`).
+    fn segments_buffers<In, I, O, R, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        offsets: &R,
+        how: &LaneScan<M::Elem>,
+        totals: Option<&mut S>,
+    ) -> Result<()>
+    where
+        In: crate::element::Element,
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+        R: DevicePtr<u64>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g1) = launch::input(input, &stream);
+        let (out, _g2) = launch::output(output, &stream);
+        let (offsets, _g4) = launch::input(offsets, &stream);
+        match totals {
+            None => segments::scan(&self.k, inp, out, offsets, how, None),
+            Some(t) => {
+                let (t, _g3) = launch::output(t, &stream);
+                segments::scan(&self.k, inp, out, offsets, how, Some(t))
             }
         }
     }
@@ -425,97 +516,4 @@ fn check_total(len: usize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// A [`Scanner`] whose inputs are `In` values, mapped to the operator's elements inside the
-/// kernels (see [`Scanner::mapped`] and [`crate::Map`]).
-pub struct MappedScanner<'a, M: Monoid, In> {
-    inner: Scanner<'a, M>,
-    _in: std::marker::PhantomData<fn(In)>,
-}
-
-impl<M: Monoid, In: crate::element::Element> MappedScanner<'_, M, In> {
-    /// Uses `algorithm` (a tiled one) instead of [`Algorithm::Auto`].
-    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
-        self.inner.algorithm = algorithm;
-        self
-    }
-
-    /// Compiles or loads the kernels now (see [`Scanner::prepare`]).
-    pub fn prepare(&self) -> Result<PrepareReport> {
-        self.inner.prepare()
-    }
-
-    /// Compiles or loads the kernels a call of `n` elements uses (see
-    /// [`Scanner::prepare_for`]).
-    pub fn prepare_for(&self, n: u64) -> Result<PrepareReport> {
-        self.inner.prepare_for(n)
-    }
-
-    /// A new device buffer of `n` elements, all `value` (see [`Scanner::alloc_filled`]).
-    pub fn alloc_filled(&self, n: usize, value: M::Elem) -> Result<CudaSlice<M::Elem>> {
-        self.inner.alloc_filled(n, value)
-    }
-
-    /// `output[i] = map(input[0]) ⊕ ... ⊕ map(input[i])`.
-    pub fn inclusive<I, O>(&self, input: &I, output: &mut O) -> Result<()>
-    where
-        I: DevicePtr<In>,
-        O: DevicePtrMut<M::Elem>,
-    {
-        self.inner
-            .scan_buffers(input, output, Mode::Inclusive, None::<&mut O>)
-    }
-
-    /// `output[i] = init ⊕ map(input[0]) ⊕ ... ⊕ map(input[i-1])`, and the total in `total[0]`.
-    pub fn exclusive_with_total<I, O, S>(
-        &self,
-        input: &I,
-        output: &mut O,
-        init: M::Elem,
-        total: &mut S,
-    ) -> Result<()>
-    where
-        I: DevicePtr<In>,
-        O: DevicePtrMut<M::Elem>,
-        S: DevicePtrMut<M::Elem>,
-    {
-        self.inner
-            .scan_buffers(input, output, Mode::Exclusive(init), Some(total))
-    }
-
-    /// `total[0] = map(input[0]) ⊕ ... ⊕ map(input[n-1])`.
-    pub fn reduce<I, S>(&self, input: &I, total: &mut S) -> Result<()>
-    where
-        I: DevicePtr<In>,
-        S: DevicePtrMut<M::Elem>,
-    {
-        self.inner.reduce_buffers(input, total)
-    }
-
-    /// [`Scanner::scan_lanes`] of `map(input)`, with each lane's total in `totals` when given.
-    pub fn scan_lanes<I, O, S>(
-        &self,
-        input: &I,
-        output: &mut O,
-        lanes: &Lanes,
-        how: &LaneScan<M::Elem>,
-        totals: Option<&mut S>,
-    ) -> Result<()>
-    where
-        I: DevicePtr<In>,
-        O: DevicePtrMut<M::Elem>,
-        S: DevicePtrMut<M::Elem>,
-    {
-        self.inner.lanes_buffers(input, output, lanes, how, totals)
-    }
-
-    /// The fold of `map` over every lane of `input`, into `totals`.
-    pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
-    where
-        I: DevicePtr<In>,
-        S: DevicePtrMut<M::Elem>,
-    {
-        self.inner.reduce_lanes_buffers(input, lanes, totals)
-    }
 }

@@ -19,7 +19,7 @@ mod tiled;
 pub(crate) use buffer::{input, output, DevSlice};
 pub(crate) use columns::{column_scan, column_tiles, ColumnScan};
 pub(crate) use rate::combine_rate;
-pub(crate) use rows::{copy_lanes, row_scan, row_staged, RowScan};
+pub(crate) use rows::{copy_lanes, row_scan, row_staged, RowScan, Rows};
 pub(crate) use shares::{share_scan, ShareScan};
 pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SinglePass};
 pub(crate) use tensor_map::TensorMap;

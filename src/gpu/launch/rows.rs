@@ -1,5 +1,6 @@
-//! Launches of the batched-scan kernels: the row scans (register and staged tiles), and the
-//! lane copies between a strided layout and contiguous rows.
+//! Launches of the batched-scan kernels: the row scans (register and staged tiles, rows of one
+//! length or given by offsets), and the lane copies between a strided layout and contiguous
+//! rows.
 
 use super::{addr, config, grid_order, holds, tiles32, DevSlice, LookbackState, TensorMap};
 use crate::codegen::{Entry, KernelSet};
@@ -9,17 +10,37 @@ use crate::lanes::Lanes;
 use crate::tuning::{Numbering, PrefetchPlan};
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 
-/// Arguments of `row_scan` and `row_staged`: `n / row` rows of `row` values of `V` (the segmented lifting's
-/// value type), whose look-back runs over the lifting's elements `E`.
+/// How a row scan's `n` elements split into rows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Rows {
+    /// Rows of this many elements (at least 1), `n` a whole number of them.
+    Each(u64),
+    /// `count` rows (at least 1), row `r` from `offsets[r]` to `offsets[r + 1]`: `count + 1`
+    /// offsets that never decrease, from 0 to `n`.
+    Offsets { offsets: DevSlice<u64>, count: u64 },
+}
+
+impl Rows {
+    /// The number of rows of `n` elements.
+    pub(crate) fn count(&self, n: u64) -> u64 {
+        match self {
+            Rows::Each(row) => n / (*row).max(1),
+            Rows::Offsets { count, .. } => *count,
+        }
+    }
+}
+
+/// Arguments of `row_scan`, `segment_scan` and `row_staged`: rows of values of `V` (the
+/// segmented lifting's value type), whose look-back runs over the lifting's elements `E`.
 pub(crate) struct RowScan<In, V, E> {
     /// Input (n elements of the input type).
     pub inp: DevSlice<In>,
     /// Output (n values; may be the input when `In` is `V`).
     pub out: DevSlice<V>,
-    /// Elements: a whole number of rows.
+    /// Elements.
     pub n: u64,
-    /// Elements per row (at least 1).
-    pub row: u64,
+    /// How they split into rows (`row_staged`: rows of one length).
+    pub rows: Rows,
     /// The look-back state.
     pub lookback: LookbackState<E>,
     /// Exclusive scans (else inclusive).
@@ -38,34 +59,53 @@ pub(crate) struct RowScan<In, V, E> {
     pub order: Numbering,
 }
 
-/// `row_scan` of a [`KernelSet::RowScan`] module, one block per tile; through the input map
-/// when `mapped`.
+/// `row_scan` (rows of one length) or `segment_scan` (rows given by offsets) of a
+/// [`KernelSet::RowScan`] module for such rows, one block per tile; through the input map when
+/// `mapped`.
 ///
 /// # Safety
 /// `k` is such a module rendered for the segmented lifting whose elements are `E` (with
 /// values `V`), and (when `mapped`) for an input map from `In` to `V`; unmapped, `In` is `V`.
+/// Offsets ([`Rows::Offsets`]) never decrease and run from 0 to `n`.
 pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     s: &CudaStream,
     k: &Loaded,
     mapped: bool,
     a: &RowScan<In, V, E>,
 ) -> Result<()> {
-    let KernelSet::RowScan { shape, .. } = k.set() else {
+    let KernelSet::RowScan {
+        shape, segments, ..
+    } = k.set()
+    else {
         return Err(Error::invalid("internal: row_scan needs a row-scan module"));
     };
-    let f = k.function(Entry::RowScan, mapped)?;
+    let f = k.function(
+        if segments {
+            Entry::SegmentScan
+        } else {
+            Entry::RowScan
+        },
+        mapped,
+    )?;
     if a.order.by_block() {
         return Err(Error::invalid(
             "internal: the register row scan claims its tiles; block order is the staged one's",
         ));
     }
-    if a.row == 0 || a.n % a.row != 0 {
-        return Err(Error::invalid(format!(
-            "internal: {} elements are not whole rows of {}",
-            a.n, a.row
-        )));
+    match a.rows {
+        Rows::Each(row) if !segments && row > 0 && a.n % row == 0 => {}
+        Rows::Offsets { offsets, count } if segments && count > 0 => {
+            holds("the offsets", &offsets, count + 1)?;
+        }
+        rows => {
+            return Err(Error::invalid(format!(
+                "internal: a {} module cannot scan {} elements in rows {rows:?}",
+                k.set().name(),
+                a.n
+            )))
+        }
     }
-    let rows = a.n / a.row;
+    let rows = a.rows.count(a.n);
     let tiles = a.n.div_ceil(shape.tile());
     let tiles32 = tiles32(tiles)?;
     holds("the input", &a.inp, a.n)?;
@@ -83,20 +123,29 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
     let (inits, totals) = (addr(a.inits), addr(a.totals));
     let (excl, has) = (i32::from(a.exclusive), i32::from(a.has_init));
+    let (row, offsets, count) = match a.rows {
+        Rows::Each(row) => (row, 0, 0),
+        Rows::Offsets { offsets, count } => (0, offsets.addr(), count),
+    };
+    let mut launch = s.launch_builder(f);
+    launch.arg(&i).arg(&o).arg(&a.n);
+    if segments {
+        launch.arg(&offsets).arg(&count);
+    } else {
+        launch.arg(&row);
+    }
     // SAFETY: kernel `(const in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
     // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
-    // grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init, ms_val*
-    // totals)` with in_t =
+    // exclusive, const ms_val* inits, ms_val init, int has_init, ms_val* totals)`, or for
+    // `segment_scan` the same with `const ms_u64* offsets, ms_u64 rows` for `row`, with in_t =
     // In, ms_val = V and ms_elem = E (the caller's obligation); in and out hold n elements, the
     // state one slot per tile (and aggs/incls for the separate layout), the counter 16 words,
-    // inits and totals (when set) one value per row: all checked above. The grid is exactly
-    // `tiles` blocks, so every tile number the counter hands out is in range; `row` divides n.
+    // inits and totals (when set) one value per row, the offsets one more than the rows: all
+    // checked above. The grid is exactly `tiles` blocks, so every tile number the counter
+    // hands out is in range; `row` divides n, or the offsets rise from 0 to n (the caller's
+    // obligation), so every row the kernel indexes is below `rows`.
     unsafe {
-        s.launch_builder(f)
-            .arg(&i)
-            .arg(&o)
-            .arg(&a.n)
-            .arg(&a.row)
+        launch
             .arg(&tiles32)
             .arg(&st)
             .arg(&aggs)
@@ -137,19 +186,22 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     };
     let f = k.function(Entry::RowStaged, mapped)?;
     let smem = k.dynamic_smem(Entry::RowStaged, mapped);
-    if a.row == 0 || a.n % a.row != 0 {
-        return Err(Error::invalid(format!(
-            "internal: {} elements are not whole rows of {}",
-            a.n, a.row
-        )));
-    }
+    let row = match a.rows {
+        Rows::Each(row) if row > 0 && a.n % row == 0 => row,
+        rows => {
+            return Err(Error::invalid(format!(
+                "internal: the staged row scan cannot scan {} elements in rows {rows:?}",
+                a.n
+            )))
+        }
+    };
     if std::mem::size_of::<V>() != value_size || std::mem::size_of::<In>() != value_size {
         return Err(Error::invalid(format!(
             "internal: a staged row scan of {value_size}-byte values over {}-byte inputs and values",
             std::mem::size_of::<In>()
         )));
     }
-    let rows = a.n / a.row;
+    let rows = a.n / row;
     let tiles = a.n.div_ceil(shape.tile());
     let tiles32 = tiles32(tiles)?;
     holds("the input", &a.inp, a.n)?;
@@ -205,7 +257,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
         b.arg(&i)
             .arg(&o)
             .arg(&a.n)
-            .arg(&a.row)
+            .arg(&row)
             .arg(&tiles32)
             .arg(&st)
             .arg(&aggs)

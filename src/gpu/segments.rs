@@ -1,0 +1,74 @@
+//! Scans of rows of any length on device buffers, the rows given by CSR offsets
+//! ([`super::Scanner::scan_segments`]): one launch of the register row kernel in its
+//! `segment_scan` form, a single-pass scan of the segmented lifting whose row starts each thread
+//! finds by a binary search of the offsets (no flag array in memory). Rows of no elements get
+//! their initial value, or the identity, as their total.
+
+use super::kernels::OpKernels;
+use super::lanes;
+use super::launch::{self, DevSlice, Rows};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::lanes::{Inits, LaneScan};
+use crate::monoid::Monoid;
+use cudarc::driver::CudaSlice;
+
+/// Scans the rows of `inp` that `offsets` gives (row `r` from `offsets[r]` to `offsets[r + 1]`,
+/// the last offset `inp`'s length) into `out` as `how` says, with each row's total into
+/// `totals` (one per row). Offsets out of order give unspecified values, never an access
+/// outside the buffers.
+pub(super) fn scan<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: DevSlice<M::Elem>,
+    offsets: DevSlice<u64>,
+    how: &LaneScan<M::Elem>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    let Some(count) = offsets.len().checked_sub(1) else {
+        return Err(Error::invalid(
+            "row offsets need at least one value (0 rows: the offsets [0])",
+        ));
+    };
+    let n = inp.len();
+    let out = out.prefix(n).ok_or_else(|| {
+        Error::invalid(format!(
+            "the output holds {} elements, the input {n}",
+            out.len()
+        ))
+    })?;
+    if let Some(Inits::Each(v)) = &how.init {
+        if v.len() as u64 != count {
+            return Err(Error::invalid(format!(
+                "{} initial values for {count} rows",
+                v.len()
+            )));
+        }
+    }
+    let totals = match totals {
+        None => None,
+        Some(t) => Some(t.prefix(count).ok_or_else(|| {
+            Error::invalid(format!(
+                "the totals hold {} elements, one per row needs {count}",
+                t.len()
+            ))
+        })?),
+    };
+    if count == 0 {
+        return Ok(());
+    }
+    let gpu = k.gpu;
+    let stream = &gpu.stream;
+    // Per-row initial values travel to the device; they stay alive until the call is queued.
+    let inits_buf: Option<CudaSlice<M::Elem>> = match &how.init {
+        Some(Inits::Each(v)) => Some(gpu.upload(v)?),
+        _ => None,
+    };
+    let inits = inits_buf.as_ref().map(|b| launch::input(b, stream));
+    let inits = inits.as_ref().map(|(s, _)| *s);
+    if n == 0 {
+        return lanes::empty_totals(k, how, inits, totals);
+    }
+    let rows = Rows::Offsets { offsets, count };
+    lanes::rows(k, inp, out, n, rows, how, inits, totals)
+}
