@@ -42,15 +42,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
     how.check(lanes)?;
     let lanes = &lanes.normalized();
     let count = lanes.count() as u64;
-    let totals = match totals {
-        None => None,
-        Some(t) => Some(t.prefix(count).ok_or_else(|| {
-            Error::invalid(format!(
-                "the totals hold {} elements, one per lane needs {count}",
-                t.len()
-            ))
-        })?),
-    };
+    let totals = one_each(totals, count, "lane")?;
     if lanes.is_rows() && count == 1 && lanes.elements() > 0 {
         let n = lanes.elements() as u64;
         if one_row(k, inp, out, n, how, totals)? {
@@ -107,6 +99,24 @@ pub(super) fn scan<M: Monoid, In: Element>(
     )?;
     // SAFETY: as above; scatters copy the operator's elements.
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
+}
+
+/// The first `count` of `totals`, one per `what` (lane or row): an error where there are fewer.
+pub(super) fn one_each<T>(
+    totals: Option<DevSlice<T>>,
+    count: u64,
+    what: &str,
+) -> Result<Option<DevSlice<T>>> {
+    totals
+        .map(|t| {
+            t.prefix(count).ok_or_else(|| {
+                Error::invalid(format!(
+                    "the totals hold {} elements, one per {what} needs {count}",
+                    t.len()
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// The totals of lanes of no elements: each its initial value (or the identity).

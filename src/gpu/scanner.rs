@@ -7,7 +7,7 @@ mod mapped;
 pub use mapped::MappedScanner;
 
 use super::kernels::OpKernels;
-use super::launch;
+use super::launch::{self, DevSlice};
 use super::prepare::{self, PrepareReport};
 use super::scan::{self, Mode};
 use super::{lanes, reduce, segments, Gpu, KernelInfo};
@@ -359,6 +359,33 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         self.reduce_lanes_buffers(input, lanes, totals)
     }
 
+    /// Runs `scan` on the device slices of `input`, `output` and `totals` (when given), each
+    /// held for the stream until the call is queued.
+    fn with_buffers<In, I, O, S>(
+        &self,
+        input: &I,
+        output: &mut O,
+        totals: Option<&mut S>,
+        scan: impl FnOnce(DevSlice<In>, DevSlice<M::Elem>, Option<DevSlice<M::Elem>>) -> Result<()>,
+    ) -> Result<()>
+    where
+        In: crate::element::Element,
+        I: DevicePtr<In>,
+        O: DevicePtrMut<M::Elem>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g1) = launch::input(input, &stream);
+        let (out, _g2) = launch::output(output, &stream);
+        match totals {
+            None => scan(inp, out, None),
+            Some(t) => {
+                let (t, _g3) = launch::output(t, &stream);
+                scan(inp, out, Some(t))
+            }
+        }
+    }
+
     /// Scans lanes of `input` (of the operator's elements, or of a mapped scanner's `In`).
     fn lanes_buffers<In, I, O, S>(
         &self,
@@ -374,16 +401,9 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         O: DevicePtrMut<M::Elem>,
         S: DevicePtrMut<M::Elem>,
     {
-        let stream = self.k.gpu.stream.clone();
-        let (inp, _g1) = launch::input(input, &stream);
-        let (out, _g2) = launch::output(output, &stream);
-        match totals {
-            None => lanes::scan(&self.k, inp, out, lanes, how, None),
-            Some(t) => {
-                let (t, _g3) = launch::output(t, &stream);
-                lanes::scan(&self.k, inp, out, lanes, how, Some(t))
-            }
-        }
+        self.with_buffers(input, output, totals, |inp, out, totals| {
+            lanes::scan(&self.k, inp, out, lanes, how, totals)
+        })
     }
 
     /// Scans CSR rows of `input` (of the operator's elements, or of a mapped scanner's `In`).
@@ -403,16 +423,10 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         S: DevicePtrMut<M::Elem>,
     {
         let stream = self.k.gpu.stream.clone();
-        let (inp, _g1) = launch::input(input, &stream);
-        let (out, _g2) = launch::output(output, &stream);
-        let (offsets, _g4) = launch::input(offsets, &stream);
-        match totals {
-            None => segments::scan(&self.k, inp, out, offsets, how, None),
-            Some(t) => {
-                let (t, _g3) = launch::output(t, &stream);
-                segments::scan(&self.k, inp, out, offsets, how, Some(t))
-            }
-        }
+        let (offsets, _g) = launch::input(offsets, &stream);
+        self.with_buffers(input, output, totals, |inp, out, totals| {
+            segments::scan(&self.k, inp, out, offsets, how, totals)
+        })
     }
 
     /// Folds lanes of `input` through a scratch copy of their scan.

@@ -45,15 +45,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
             )));
         }
     }
-    let totals = match totals {
-        None => None,
-        Some(t) => Some(t.prefix(count).ok_or_else(|| {
-            Error::invalid(format!(
-                "the totals hold {} elements, one per row needs {count}",
-                t.len()
-            ))
-        })?),
-    };
+    let totals = lanes::one_each(totals, count, "row")?;
     if count == 0 {
         return Ok(());
     }
