@@ -1,8 +1,9 @@
 //! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
 //! down columns, views of columns (some of a wider array's, groups along a middle axis), rows of
-//! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones. Each figure is a fraction of a device-to-device copy
-//! of the same bytes (the lanes' elements, not what lies between them).
+//! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones. Each
+//! figure is a fraction of a device-to-device copy of the same bytes (the lanes' elements, not
+//! what lies between them).
 
 use super::bench::{Ctx, Row};
 use super::CliError;
@@ -108,17 +109,24 @@ impl Ctx<'_> {
         let t = self
             .timer
             .time(|| scanner.scan_lanes(&input, &mut out, lanes, how))?;
+        self.record(label.to_string(), n, n * size, t.median_ms(), copy);
+        Ok(())
+    }
+
+    /// A row of the table: a scan of `n` elements (`bytes` of them) in `ms`, beside a copy of
+    /// the same bytes in `copy_ms`.
+    fn record(&mut self, label: String, n: usize, bytes: usize, ms: f64, copy_ms: f64) {
+        let step = format!("lanes {label}");
         self.rows.push(Row {
             case: "lanes",
-            algorithm: label.to_string(),
+            algorithm: label,
             n: n as u64,
-            bytes: (2 * n * size) as u64,
-            ms: t.median_ms(),
-            baseline_ms: copy,
+            bytes: (2 * bytes) as u64,
+            ms,
+            baseline_ms: copy_ms,
             baseline: "copy",
         });
-        self.progress.step(&format!("lanes {label}"));
-        Ok(())
+        self.progress.step(&step);
     }
 
     /// One scan of the rows of `lens` values each (sum f32), its offsets on the device, beside
@@ -148,16 +156,7 @@ impl Ctx<'_> {
         let t = self
             .timer
             .time(|| scanner.scan_segments(&input, &mut out, &offsets, &how))?;
-        self.rows.push(Row {
-            case: "lanes",
-            algorithm: label.to_string(),
-            n: n as u64,
-            bytes: (2 * n * 4) as u64,
-            ms: t.median_ms(),
-            baseline_ms: copy,
-            baseline: "copy",
-        });
-        self.progress.step(&format!("lanes {label}"));
+        self.record(label.to_string(), n, n * 4, t.median_ms(), copy);
         Ok(())
     }
 
@@ -200,16 +199,7 @@ impl Ctx<'_> {
             let t = self
                 .timer
                 .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
-            self.rows.push(Row {
-                case: "lanes",
-                algorithm: format!("{label} 1-D {name}"),
-                n: n as u64,
-                bytes: (2 * bytes) as u64,
-                ms: t.median_ms(),
-                baseline_ms: copy,
-                baseline: "copy",
-            });
-            self.progress.step(&format!("lanes {label} 1-D {name}"));
+            self.record(format!("{label} 1-D {name}"), n, bytes, t.median_ms(), copy);
         }
         Ok(())
     }

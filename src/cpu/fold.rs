@@ -63,7 +63,7 @@ fn loaded<'a, T, U>(xs: &'a [T], load: &'a impl Fn(&T) -> U) -> impl Iterator<It
 
 /// The elements `stride` apart from the first of `xs`.
 fn spaced<T: Copy>(xs: &[T], stride: usize) -> impl Iterator<Item = T> + '_ {
-    xs.chunks(stride).filter_map(|c| c.first()).copied()
+    xs.iter().step_by(stride).copied()
 }
 
 /// The fold of four parts of equal length stepped together, each from the identity, then

@@ -66,7 +66,8 @@ pub(crate) struct RowScan<In, V, E> {
 /// # Safety
 /// `k` is such a module rendered for the segmented lifting whose elements are `E` (with
 /// values `V`), and (when `mapped`) for an input map from `In` to `V`; unmapped, `In` is `V`.
-/// Offsets ([`Rows::Offsets`]) never decrease and run from 0 to `n`.
+/// Offsets ([`Rows::Offsets`]) that do not rise from 0 to `n` give unspecified values; the
+/// kernel keeps every index within the offsets, the rows and the buffers whatever they hold.
 pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     s: &CudaStream,
     k: &Loaded,
@@ -142,8 +143,9 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     // state one slot per tile (and aggs/incls for the separate layout), the counter 16 words,
     // inits and totals (when set) one value per row, the offsets one more than the rows: all
     // checked above. The grid is exactly `tiles` blocks, so every tile number the counter
-    // hands out is in range; `row` divides n, or the offsets rise from 0 to n (the caller's
-    // obligation), so every row the kernel indexes is below `rows`.
+    // hands out is in range; `row` divides n, so every row the kernel indexes is below `rows`,
+    // and with offsets the kernel reads offsets 0 to `rows` only and indexes rows below `rows`
+    // only, whatever values the offsets hold (its cursor stops at the last row).
     unsafe {
         launch
             .arg(&tiles32)
