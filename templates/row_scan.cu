@@ -39,27 +39,17 @@ __device__ __forceinline__ ms_val ms_row_combine(const ms_val& a, const ms_val& 
 // logical row of its position (row q of `rows()` is row rows() - 1 - q in memory in reverse).
 // `before(empty)`, on position 0, calls `empty(q)` for the rows of no elements before it.
 #if MS_SEGMENTS
+{% include "lib/offsets.cuh" %}
 // Rows of any length: logical row q spans [off(q), off(q + 1)).
 struct MsRows {
-    ms_u64 n, count;
-    const ms_u64* offsets;  // count + 1 offsets in memory order, from 0 to n
+    ms_offsets o;
     ms_u64 g, r, start, end;
-    __device__ __forceinline__ ms_u64 rows() const { return count; }
-    __device__ __forceinline__ ms_u64 off(ms_u64 q) const { return MS_REVERSE ? n - offsets[count - q] : offsets[q]; }
-    // The last row that starts at or before g (the row of g, for g < n: it holds elements).
-    __device__ ms_u64 find(ms_u64 at) const {
-        ms_u64 lo = 0, hi = count - 1;
-        while (lo < hi) {
-            const ms_u64 mid = hi - (hi - lo) / 2;
-            if (off(mid) <= at) lo = mid; else hi = mid - 1;
-        }
-        return lo;
-    }
+    __device__ __forceinline__ ms_u64 rows() const { return o.count; }
     __device__ __forceinline__ void at(ms_u64 at) {
         g = at;
-        r = find(at);
-        start = off(r);
-        end = off(r + 1);
+        r = o.find(at, 0, o.count - 1);
+        start = o.off(r);
+        end = o.off(r + 1);
     }
     __device__ __forceinline__ bool head() const { return g == start; }
     __device__ __forceinline__ bool last() const { return g + 1 == end; }
@@ -68,7 +58,7 @@ struct MsRows {
     __device__ __forceinline__ void step(F&& empty) {
         if (g + 1 == end) {
             start = end;
-            while (++r < count && (end = off(r + 1)) == start) empty(r);
+            while (++r < o.count && (end = o.off(r + 1)) == start) empty(r);
         }
         ++g;
     }
@@ -76,7 +66,7 @@ struct MsRows {
     __device__ __forceinline__ void before(F&& empty) const {
         for (ms_u64 q = 0; q < r; ++q) empty(q);
     }
-    __device__ __forceinline__ bool starts_row(ms_u64 at) const { return off(find(at)) == at; }
+    __device__ __forceinline__ bool starts_row(ms_u64 at) const { return o.off(o.find(at, 0, o.count - 1)) == at; }
 };
 #else
 // Rows of `len` elements each.
@@ -208,7 +198,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
                           ms_u32 epoch, int exclusive, const ms_val* inits, ms_val init, int has_init,
                           ms_val* totals) {
     __shared__ ms_row_smem sm;
-    MsRows at = {n, rows, offsets};
+    MsRows at = { {n, rows, offsets} };
     ms_row_scan<MsRowNoMap>(in, out, n, at, num_tiles, state, aggs, incls, counter, epoch, exclusive, inits,
                             init, has_init, totals, sm);
 }
@@ -218,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
                                  ms_u32* counter, ms_u32 epoch, int exclusive, const ms_val* inits, ms_val init,
                                  int has_init, ms_val* totals) {
     __shared__ ms_row_smem sm;
-    MsRows at = {n, rows, offsets};
+    MsRows at = { {n, rows, offsets} };
     ms_row_scan<MsMap>(in, out, n, at, num_tiles, state, aggs, incls, counter, epoch, exclusive, inits, init,
                        has_init, totals, sm);
 }

@@ -4,7 +4,8 @@
 {% include "lib/tile.cuh" %}
 {% include "lib/lookback.cuh" %}
 {% include "lib/staging.cuh" %}
-{% if tma %}{% include "lib/tma.cuh" %}
+{% if segments %}{% include "lib/offsets.cuh" %}
+{% endif %}{% if tma %}{% include "lib/tma.cuh" %}
 {% include "lib/tensor_copy.cuh" %}
 {% endif %}// ---- Staged row scans (`row_staged`, sm_80 and newer): independent scans of the contiguous
 // rows of `row` values, as one single-pass scan of the whole buffer under the segmented lifting
@@ -29,9 +30,15 @@
 // (coalesced); each quarter-warp phase of the runs reads 8 consecutive rows, as forwards, so
 // the swizzle keeps it conflict-free.
 //
-// Row positions come from physical positions x: row x / row, column x % row. Forwards a row
-// starts at column 0 and ends at column row - 1; in reverse it starts at column row - 1 and ends
-// at column 0. Per-row initial values and totals are indexed by the physical row.
+// Rows of one length (`row_staged`): row positions come from physical positions x: row x / row,
+// column x % row. Forwards a row starts at column 0 and ends at column row - 1; in reverse it
+// starts at column row - 1 and ends at column 0. Rows given by CSR offsets (`segment_staged`,
+// rendered with `segments`): two warps find the rows of the tile's first and last value in data
+// (a 32-way search of the offsets each), and each thread finds the row of its run's first value
+// among those by a binary search, then walks the offsets of the rows that meet its run once,
+// into a mask of the run's row starts. Per-row initial values and totals are indexed by the
+// physical row; a row of no values gets its initial value (or the identity) as its total,
+// written by the thread whose walk passes it.
 typedef decltype(((ms_elem*)0)->value) ms_val;
 static_assert(sizeof(ms_val) == {{ value_size }}, "monoscan: the staged row scan was rendered for values of another size");
 #define MS_CHUNK_ELEMS ((int)(16 / sizeof(ms_val)))
@@ -63,36 +70,163 @@ __device__ __forceinline__ ms_val ms_row_combine(const ms_val& a, const ms_val& 
     y.value = b;
     return MsOp::combine(x, y).value;
 }
-// Where this thread's run starts, as counters that step once per value in logical order:
-// `to_head`, values before the next row start (0: this one), and `span`, values from one row
-// start to the next. Both saturate at MS_ITEMS + 1, which no run reaches. `first_x` is the
-// physical position of the run's first value in logical order; `row` the row length.
-__device__ __forceinline__ void ms_row_counters(ms_u64 first_x, ms_u64 row, ms_u64& r0, ms_u32& to_head,
-                                                ms_u32& span) {
-    r0 = first_x / row;
-    const ms_u64 col = first_x - r0 * row;
-    const ms_u64 dist = MS_REVERSE ? (col == row - 1 ? 0 : col + 1) : (col == 0 ? 0 : row - col);
-    const ms_u64 cap = (ms_u64)MS_ITEMS + 1;
-    to_head = (ms_u32)(dist < cap ? dist : cap);
-    span = (ms_u32)(row < cap ? row : cap);
-}
+// The block's state: the staged scan's, and the rows of the tile's first and last value in
+// data (rows given by offsets).
+struct ms_row_staged_smem {
+    ms_elem warp_sums[MS_WARPS];
+    ms_elem prefix;
+    ms_u32 tile;
+    ms_u64 range[2];
+};
+// A walk over a thread's run in logical order: `head(i)` and `last(i)` say whether value i
+// of the run starts or ends its row, `row()` is the row in memory of the current value, and
+// `step(i, valid, rows)` moves past value i (keeping `row()` right where `rows` asks it to).
+// Rows of one length walk by counters: `to_head`, values before the next row start (0: this
+// one), and `span`, values from one row start to the next; both saturate at MS_ITEMS + 1,
+// which no run reaches.
+struct MsEachCursor {
+    ms_u64 r;
+    ms_u32 to_head, span;
+    __device__ __forceinline__ bool head(int) const { return to_head == 0; }
+    __device__ __forceinline__ bool last(int) const { return (to_head == 0 ? span : to_head) == 1; }
+    __device__ __forceinline__ ms_u64 row() const { return r; }
+    __device__ __forceinline__ void step(int, bool, bool) {
+        to_head = (to_head == 0 ? span : to_head) - 1;
+        if (to_head == 0) r = MS_REVERSE ? r - 1 : r + 1;
+    }
+};
+// Rows of `row` values each.
+struct MsEachRows {
+    ms_u64 n, row;
+    // Whether row r (in memory) is one of the rows: every value in the data is in one.
+    __device__ __forceinline__ bool holds(ms_u64) const { return true; }
+    // Nothing to find: rows follow from positions.
+    __device__ __forceinline__ void find_tile(ms_i64, ms_u64*) const {}
+    // The walk from the run whose first value (in logical order) is at physical position
+    // `first_x`, which counts values past the data as positions too.
+    template <typename F>
+    __device__ __forceinline__ MsEachCursor at(ms_u64 first_x, ms_i64, const ms_u64*, F&&) const {
+        MsEachCursor c;
+        c.r = first_x / row;
+        const ms_u64 col = first_x - c.r * row;
+        const ms_u64 dist = MS_REVERSE ? (col == row - 1 ? 0 : col + 1) : (col == 0 ? 0 : row - col);
+        const ms_u64 cap = (ms_u64)MS_ITEMS + 1;
+        c.to_head = (ms_u32)(dist < cap ? dist : cap);
+        c.span = (ms_u32)(row < cap ? row : cap);
+        return c;
+    }
+    // Whether the tile at physical `base` starts a row at its first logical value: forwards its
+    // first physical value at column 0; in reverse (a full tile) its last, at column row - 1.
+    __device__ __forceinline__ bool fresh(ms_u64 base, bool full, ms_i64, const ms_u64*) const {
+        return MS_REVERSE ? full && (base + MS_TILE) % row == 0 : base % row == 0;
+    }
+};
+{% if segments %}// Rows given by offsets: the run's row boundaries as a mask, bit i set where value i starts a
+// row (bit MS_ITEMS: the value after the run does), found before the run is read by one walk
+// over the offsets of the rows that meet it; the values' loops only test bits, so the code
+// per value stays as small as the counters'. The logical row r of the current value is kept
+// only where per-row values are read or written.
+#define MS_HEAD_WORDS (MS_ITEMS / 32 + 1)
+struct MsSegmentCursor {
+    ms_offsets o;
+    ms_u64 r;
+    ms_u32 heads[MS_HEAD_WORDS];
+    __device__ __forceinline__ bool head(int i) const { return (heads[i >> 5] >> (i & 31)) & 1u; }
+    __device__ __forceinline__ bool last(int i) const { return head(i + 1); }
+    // (A row of the offsets for every value in the data where they are well formed; callers
+    // check.)
+    __device__ __forceinline__ ms_u64 row() const { return o.physical(r); }
+    // Past value i, onto the next row that holds values where the next value starts one.
+    __device__ __forceinline__ void step(int i, bool valid, bool rows) {
+        if (rows && valid && head(i + 1)) {
+            while (++r < o.count && o.off(r + 1) == o.off(r)) {
+            }
+        }
+    }
+};
+struct MsSegmentRows {
+    ms_offsets o;
+    // Whether row r (in memory) is one of the rows (always, for a value in the data, where the
+    // offsets are well formed).
+    __device__ __forceinline__ bool holds(ms_u64 r) const { return r < o.count; }
+    // Warps 0 and 1 put the logical rows of the first and last value in data of the tile whose
+    // first logical position is `start` (negative for a partial tile in reverse) into `range`.
+    __device__ __forceinline__ void find_tile(ms_i64 start, ms_u64* range) const {
+        const ms_u64 lo = start < 0 ? 0 : (ms_u64)start;
+        const ms_u64 end = (ms_u64)(start + MS_TILE);
+        const ms_u64 hi = (end < o.n ? end : o.n) - 1;
+        for (int w = (int)(threadIdx.x >> 5); w < 2; w += MS_WARPS) {
+            const ms_u64 r = o.find_warp(w == 0 ? lo : hi, 0, o.count - 1);
+            if ((threadIdx.x & 31) == 0) range[w] = r;
+        }
+    }
+    // The walk of the run whose first logical position is `g0` (its values in the data from
+    // g, after a partial tile's missing ones in reverse): its row among the tile's rows, then
+    // each row boundary up to the position after the run, calling `empty(r)` for each row r
+    // (in memory) of no values it passes, and for those before position 0 where the run
+    // starts there. A run with no values in the data walks nothing.
+    template <typename F>
+    __device__ __forceinline__ MsSegmentCursor at(ms_u64, ms_i64 g0, const ms_u64* range, F&& empty) const {
+        MsSegmentCursor c;
+        c.o = o;
+#pragma unroll
+        for (int w = 0; w < MS_HEAD_WORDS; ++w) c.heads[w] = 0;
+        const ms_u64 g = g0 < 0 ? 0 : (ms_u64)g0;
+        const ms_u64 skip = g - (ms_u64)g0;  // the run's missing values
+        c.r = o.find(g < o.n ? g : o.n - 1, range[0], range[1]);
+        if (g >= o.n || skip >= (ms_u64)MS_ITEMS) return c;
+        if (g == 0) {
+            for (ms_u64 q = 0; q < c.r; ++q) empty(o.physical(q));
+        }
+        ms_u64 end = o.off(c.r);
+        // Bit i of the mask for the boundary at logical position p (p - g in range).
+        const auto mark = [&](ms_u64 p) {
+            const ms_u64 d = p - g;
+            if (d <= (ms_u64)MS_ITEMS - skip) {
+                const int i = (int)(d + skip);
+                // (Every word by a constant index, each taking the bit if it is its own: an
+                // index computed at run time would keep the mask in local memory.)
+#pragma unroll
+                for (int w = 0; w < MS_HEAD_WORDS; ++w) {
+                    const int b = i - 32 * w;
+                    c.heads[w] |= b >= 0 && b < 32 ? 1u << b : 0u;
+                }
+            }
+        };
+        if (end == g) mark(g);
+        end = o.off(c.r + 1);
+        ms_u64 q = c.r;
+        while (end - g <= (ms_u64)MS_ITEMS - skip) {
+            mark(end);
+            const ms_u64 from = end;
+            while (++q < o.count && (end = o.off(q + 1)) == from) empty(o.physical(q));
+            if (q >= o.count) break;
+        }
+        return c;
+    }
+    __device__ __forceinline__ bool fresh(ms_u64, bool, ms_i64 start, const ms_u64* range) const {
+        return start >= 0 && o.off(range[0]) == (ms_u64)start;
+    }
+};
+{% endif %}
 {% if tma %}// The TMA form: the block's state and its mbarrier follow the tile in dynamic shared memory
 // (MS_TMA_STATE bytes); the kernel has no static shared memory, whose alignment padding would
 // cost a resident block per SM.
 #define MS_TMA_STATE {{ tma_state }}
-#define MS_TMA_BAR_OFFSET ((sizeof(ms_staged_smem) + 15) / 16 * 16)
+#define MS_TMA_BAR_OFFSET ((sizeof(ms_row_staged_smem) + 15) / 16 * 16)
 static_assert(MS_THREAD_CHUNKS == 8 && MS_SWZ == 3, "monoscan: the TMA form needs one 128-byte row per thread");
 static_assert(MS_TMA_BAR_OFFSET + 16 <= MS_TMA_STATE,
               "monoscan: the TMA form's block state does not fit after the tile");
 {% endif %}// `tmap` and `bar` (the TMA form's tensor map and mbarrier) are null in the cp.async form;
-// `prefetch` is the TMA form's plan (all zero, no prefetching or pacing, in the other).
-template <typename Map>
-__device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_val* out, ms_u64 n, ms_u64 row,
+// `prefetch` is the TMA form's plan (all zero, no prefetching or pacing, in the other). `Rows`
+// says where rows start (MsEachRows or MsSegmentRows).
+template <typename Map, typename Rows>
+__device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_val* out, ms_u64 n, const Rows& rows,
                                               ms_u32 num_tiles, ms_state* state, ms_elem* aggs, ms_elem* incls,
                                               ms_u32* counter, ms_u32 epoch, int grid_order, int exclusive,
                                               const ms_val* inits,
                                               ms_val init, int has_init, ms_val* totals, ms_chunk_bits* buf,
-                                              ms_staged_smem& sm, const void* tmap, ms_u64* bar,
+                                              ms_row_staged_smem& sm, const void* tmap, ms_u64* bar,
                                               const ms_prefetch& prefetch) {
     typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_val), "monoscan: staged row scans map in place");
@@ -109,52 +243,62 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     const ms_u64 base = (ms_u64)tile * MS_TILE;
     const ms_u64 valid = ms_valid(base, n);
     const bool full = valid == (ms_u64)MS_TILE;
+    // The logical position of the tile's first logical value (in reverse, of a partial tile,
+    // before the data: its missing values come first).
+    const ms_i64 start = MS_REVERSE ? (ms_i64)n - (ms_i64)base - MS_TILE : (ms_i64)base;
 {% if tma %}    // A tensor copy for a full tile in a buffer aligned as the swizzle assumes; cp.async
-    // (the same layout) for the partial tile.
+    // (the same layout) for the partial tile. Rows given by offsets are found while it flies.
     const bool tensor = full && (ms_shared_addr(buf) & 1023) == 0;
     if (tensor && threadIdx.x == 0) ms_tma_copy_tile((const ms_tensor_map*)tmap, tile, buf, bar);
     ms_prefetch_rows(in, n, claim, prefetch, MS_REVERSE, num_tiles);
+    rows.find_tile(start, sm.range);
     if (tensor) {
         ms_bar_wait(ms_shared_addr(bar));
     } else {
         ms_stage_tile<in_t, true>(in, n, tile, buf);
     }
-{% else %}    ms_stage_tile<in_t, true>(in, n, tile, buf);
-{% endif %}    // This thread's run: logical indices first + q of the tile, q = 0 .. MS_ITEMS - 1.
+{% else %}    rows.find_tile(start, sm.range);
+    ms_stage_tile<in_t, true>(in, n, tile, buf);
+{% endif %}{% if segments %}    __syncthreads();  // the tile's rows
+{% endif %}    // This thread's run: logical indices first + q of the tile, q = 0 .. MS_ITEMS - 1, at
+    // logical positions g0 + q.
     const int first = threadIdx.x * MS_ITEMS;
     const ms_u64 first_x = base + (ms_u64)(MS_REVERSE ? MS_TILE - 1 - first : first);
-    ms_u64 r0;
-    ms_u32 to_head0, span;
-    ms_row_counters(first_x, row, r0, to_head0, span);
+    const ms_i64 g0 = start + first;
+    // The total of a row of no values (row r in memory): its initial value, or the identity.
+    const auto empty = [&](ms_u64 r) {
+        if (totals != 0) totals[r] = inits != 0 ? inits[r] : (has_init ? init : MsOp::identity().value);
+    };
+    const auto from = rows.at(first_x, g0, sm.range, empty);
     // Fold the run in order under the lifting; values past the data count as the identity.
     ms_elem acc = MsOp::identity();
     {
-        ms_u32 to_head = to_head0;
+        auto cursor = from;
 #pragma unroll
         for (int j = 0; j < MS_THREAD_CHUNKS; ++j) {
             ms_row_chunk<in_t> ch;
             ch.bits = buf[ms_row_slot(j)];
 #pragma unroll
             for (int k = 0; k < MS_CHUNK_ELEMS; ++k) {
-                const int q = first + j * MS_CHUNK_ELEMS + k;
+                const int i = j * MS_CHUNK_ELEMS + k;  // in the run
+                const int q = first + i;
                 const int e = MS_REVERSE ? MS_TILE - 1 - q : q;  // physical offset in the tile
-                const bool head = to_head == 0;
-                to_head = (head ? span : to_head) - 1;
+                const bool in_data = full || (ms_u64)e < valid;
                 ms_elem x = MsOp::identity();
-                if (full || (ms_u64)e < valid) {
+                if (in_data) {
                     x.value = Map::apply(ch.e[MS_ROW_IN_CHUNK(k)]);
-                    x.flag = head ? 1u : 0u;
+                    x.flag = cursor.head(i) ? 1u : 0u;
                 }
                 acc = (j == 0 && k == 0) ? x : MsOp::combine(acc, x);
+                cursor.step(i, in_data, false);
             }
         }
     }
     ms_elem aggregate;
     const ms_elem excl = ms_block_exclusive(acc, aggregate, sm);
     if (threadIdx.x < 32) {
-        // A tile whose first logical value starts a row needs no prefix: forwards its first
-        // physical value at column 0; in reverse (a full tile) its last, at column row - 1.
-        const bool fresh = MS_REVERSE ? full && (base + MS_TILE) % row == 0 : base % row == 0;
+        // A tile whose first logical value starts a row needs no prefix.
+        const bool fresh = rows.fresh(base, full, start, sm.range);
         const ms_elem prefix = ms_lookback(claim, aggregate, num_tiles, state, aggs, incls, epoch,
                                            MsOp::identity(), 0, (ms_elem*)0, fresh);
         if (threadIdx.x == 0) sm.prefix = prefix;
@@ -165,11 +309,10 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     {
         const ms_val id = MsOp::identity().value;
         const bool seeded = inits != 0 || has_init;
-        // The physical row of the current value (read only for values in the data).
-        ms_u64 r = r0;
+        // Rows are followed only where per-row values are read or written.
+        const bool per_row = inits != 0 || totals != 0;
+        auto cursor = from;
         ms_val seed = init;
-        if (inits != 0 && (full || (ms_u64)(MS_REVERSE ? MS_TILE - 1 - first : first) < valid)) seed = inits[r];
-        ms_u32 to_head = to_head0;
 #pragma unroll
         for (int j = 0; j < MS_THREAD_CHUNKS; ++j) {
             const int c = ms_row_slot(j);
@@ -178,16 +321,17 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
             ms_row_chunk<ms_val> res;
 #pragma unroll
             for (int k = 0; k < MS_CHUNK_ELEMS; ++k) {
-                const int q = first + j * MS_CHUNK_ELEMS + k;
+                const int i = j * MS_CHUNK_ELEMS + k;
+                const int q = first + i;
                 const int e = MS_REVERSE ? MS_TILE - 1 - q : q;
                 const bool in_data = full || (ms_u64)e < valid;
-                const bool head = to_head == 0;
-                to_head = (head ? span : to_head) - 1;
-                const bool last = to_head == 0;  // the next value starts a row
-                if (head && (j > 0 || k > 0)) {
-                    r = MS_REVERSE ? r - 1 : r + 1;
-                    if (inits != 0 && in_data) seed = inits[r];
-                }
+                const bool head = cursor.head(i);
+                // The row in memory of the value (the check keeps any offsets within the
+                // buffers).
+                const ms_u64 r = cursor.row();
+                const bool known = in_data && rows.holds(r);
+                // A row's seed is read where it starts, or where the run does.
+                if (inits != 0 && known && (head || (j == 0 && k == 0))) seed = inits[r];
                 ms_elem x = MsOp::identity();
                 if (in_data) {
                     x.value = Map::apply(ch.e[MS_ROW_IN_CHUNK(k)]);
@@ -203,9 +347,10 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
                     v = seeded ? ms_row_combine(seed, run.value) : run.value;
                 }
                 res.e[MS_ROW_IN_CHUNK(k)] = v;
-                if (totals != 0 && in_data && last) {
+                if (totals != 0 && known && cursor.last(i)) {
                     totals[r] = seeded ? ms_row_combine(seed, run.value) : run.value;
                 }
+                cursor.step(i, in_data, per_row);
             }
             buf[c] = res.bits;
         }
@@ -228,7 +373,7 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
 {% if tma %}// The TMA form's shared memory: the tile, then the block's state, then the mbarrier.
 #define MS_ROW_SMEM \
     extern __shared__ __align__(128) ms_chunk_bits ms_stage_buffers[]; \
-    ms_staged_smem& sm = *(ms_staged_smem*)(ms_stage_buffers + MS_TILE_CHUNKS); \
+    ms_row_staged_smem& sm = *(ms_row_staged_smem*)(ms_stage_buffers + MS_TILE_CHUNKS); \
     ms_u64* bar = (ms_u64*)((char*)&sm + MS_TMA_BAR_OFFSET); \
     const void* tmap = &tin;
 #define MS_TMA_PARAM , const __grid_constant__ ms_tensor_map tin, ms_prefetch prefetch
@@ -236,19 +381,42 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
 #define MS_ROW_BOUNDS __launch_bounds__(MS_BLOCK, {{ min_blocks }})
 {% else %}#define MS_ROW_SMEM \
     extern __shared__ ms_chunk_bits ms_stage_buffers[]; \
-    __shared__ ms_staged_smem sm; \
+    __shared__ ms_row_staged_smem sm; \
     ms_u64* bar = 0; \
     const void* tmap = 0; \
     const ms_prefetch prefetch = {0u, 0u, 0u, 0u};
 #define MS_TMA_PARAM
 #define MS_ROW_BOUNDS __launch_bounds__(MS_BLOCK)
-{% endif %}extern "C" __global__ void MS_ROW_BOUNDS
+{% endif %}{% if segments %}// Rows given by `rows` + 1 offsets (in memory order, from 0 to n).
+extern "C" __global__ void MS_ROW_BOUNDS
+{{ prefix }}_segment_staged(const ms_val* in, ms_val* out, ms_u64 n, const ms_u64* offsets, ms_u64 rows,
+                            ms_u32 num_tiles, ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter,
+                            ms_u32 epoch, int grid_order, int exclusive, const ms_val* inits, ms_val init,
+                            int has_init, ms_val* totals MS_TMA_PARAM) {
+    MS_ROW_SMEM
+    const MsSegmentRows at = { {n, rows, offsets} };
+    ms_row_staged<MsRowNoMap>(in, out, n, at, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
+                              inits, init, has_init, totals, ms_stage_buffers, sm, tmap, bar, prefetch);
+}
+{% if map %}extern "C" __global__ void MS_ROW_BOUNDS
+{{ prefix }}_segment_staged_mapped(const MsMap::in_t* in, ms_val* out, ms_u64 n, const ms_u64* offsets,
+                                   ms_u64 rows, ms_u32 num_tiles, ms_state* state, ms_elem* aggs, ms_elem* incls,
+                                   ms_u32* counter, ms_u32 epoch, int grid_order, int exclusive,
+                                   const ms_val* inits, ms_val init, int has_init, ms_val* totals MS_TMA_PARAM) {
+    MS_ROW_SMEM
+    const MsSegmentRows at = { {n, rows, offsets} };
+    ms_row_staged<MsMap>(in, out, n, at, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
+                         inits, init, has_init, totals, ms_stage_buffers, sm, tmap, bar, prefetch);
+}
+{% endif %}{% else %}// Rows of `row` values each.
+extern "C" __global__ void MS_ROW_BOUNDS
 {{ prefix }}_row_staged(const ms_val* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
                         ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch,
                         int grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init,
                         ms_val* totals MS_TMA_PARAM) {
     MS_ROW_SMEM
-    ms_row_staged<MsRowNoMap>(in, out, n, row, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
+    const MsEachRows at = {n, row};
+    ms_row_staged<MsRowNoMap>(in, out, n, at, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
                               inits, init, has_init, totals, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
 {% if map %}extern "C" __global__ void MS_ROW_BOUNDS
@@ -257,7 +425,8 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
                                int grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init,
                                ms_val* totals MS_TMA_PARAM) {
     MS_ROW_SMEM
-    ms_row_staged<MsMap>(in, out, n, row, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
+    const MsEachRows at = {n, row};
+    ms_row_staged<MsMap>(in, out, n, at, num_tiles, state, aggs, incls, counter, epoch, grid_order, exclusive,
                          inits, init, has_init, totals, ms_stage_buffers, sm, tmap, bar, prefetch);
 }
-{% endif %}
+{% endif %}{% endif %}

@@ -390,8 +390,9 @@ fn emit_rejects_impossible_architectures() {
 
 /// `emit --algo rows` prints the row kernel a device of the architecture runs: the staged one
 /// (by tensor copies on sm_90) where it applies, the register one before sm_80 and for values
-/// it does not stage; `rows-reverse` the same over the opposite monoid; `staged` and
-/// `staged-reverse` the 1-D staged scan, forwards and from the end.
+/// it does not stage; `rows-reverse` the same over the opposite monoid; `segments` and
+/// `segments-reverse` the same for rows given by offsets; `staged` and `staged-reverse` the 1-D
+/// staged scan, forwards and from the end.
 #[test]
 fn emit_prints_the_row_kernels() {
     let emit = |args: &[&str]| {
@@ -429,6 +430,24 @@ fn emit_prints_the_row_kernels() {
         "--op", "sum", "--dtype", "f32", "--algo", "rows", "--arch", "75",
     ]);
     assert!(turing.contains("_row_scan(") && !turing.contains("_row_staged("));
+    let segments = emit(&["--op", "sum", "--dtype", "f32", "--algo", "segments"]);
+    assert!(
+        segments.contains("_segment_staged(const")
+            && !segments.contains("_row_staged(const ms_val")
+    );
+    let reverse = emit(&[
+        "--op",
+        "sum",
+        "--dtype",
+        "f32",
+        "--algo",
+        "segments-reverse",
+    ]);
+    assert!(reverse.contains("_segment_staged(") && reverse.contains("#define MS_REVERSE 1"));
+    let turing = emit(&[
+        "--op", "sum", "--dtype", "f32", "--algo", "segments", "--arch", "75",
+    ]);
+    assert!(turing.contains("_segment_scan(") && !turing.contains("_segment_staged("));
 }
 
 /// Without a GPU, `bench` says it needs one and points at what runs on the CPU, never at a

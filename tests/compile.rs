@@ -355,7 +355,8 @@ fn row_scans_compile() {
 /// The staged row scans: for values of 1, 2, 4, 8 and 16 bytes, forward and reverse (the
 /// segmented lifting of the operator, or of its opposite monoid), with and without an input map
 /// that keeps the value size, in the shapes the policy gives the lifting on sm_`cc` for a batch
-/// of rows and for one row (by tensor copies on sm_90, by `cp.async` on sm_80).
+/// of rows and for one row (by tensor copies on sm_90, by `cp.async` on sm_80); a batch as rows
+/// of one length and as rows given by offsets.
 fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
     fn lifted<M: Monoid + Copy>(m: M, map: Option<CudaMap>) -> [(CudaOp, bool, usize); 2] {
         let with = |op: CudaOp| match &map {
@@ -398,10 +399,22 @@ fn row_staged_sets(cc: u32) -> Vec<(CudaOp, KernelSet)> {
                 shape,
                 reverse,
                 value_size,
+                segments: false,
             }
         };
         let (batch, one) = (set(2), set(1));
         sets.push((op.clone(), batch));
+        let shape =
+            policy::segment_staged_shape(value_size, op.elem_size, 2, &limits, &Tuning::default())
+                .unwrap()
+                .unwrap_or_else(|| panic!("{}: no staged segment shape on sm_{cc}", op.name));
+        let segments = KernelSet::RowStaged {
+            shape,
+            reverse,
+            value_size,
+            segments: true,
+        };
+        sets.push((op.clone(), segments));
         if one != batch {
             sets.push((op, one));
         }
@@ -452,12 +465,15 @@ fn staged_row_scans_compile() {
             } else {
                 Segmented::new(Sum::<i32>::new()).cuda()
             };
-            let set = KernelSet::RowStaged {
-                shape,
-                reverse,
-                value_size: 4,
-            };
-            build(&op, set, false, Target::Cubin(90));
+            for segments in [false, true] {
+                let set = KernelSet::RowStaged {
+                    shape,
+                    reverse,
+                    value_size: 4,
+                    segments,
+                };
+                build(&op, set, false, Target::Cubin(90));
+            }
         }
     }
 }
@@ -474,6 +490,7 @@ fn staged_row_scans_refuse_other_sizes() {
         shape,
         reverse: false,
         value_size,
+        segments: false,
     };
     let f32_rows = Segmented::new(Sum::<f32>::new()).cuda();
     assert!(render(&f32_rows, &KernelSpec::new(set(4))).is_ok());

@@ -224,6 +224,7 @@ fn row_scans_load_the_staged_module() {
             shape,
             reverse,
             value_size: 4,
+            segments: false,
         };
         cache
             .fetch(&cache.intern(op), plan.spec(set), g.target())

@@ -1,5 +1,7 @@
 //! Rows of any length given by CSR offsets, scanned on device buffers
-//! (`Scanner::scan_segments`, the row kernel's `segment_scan`), against the sequential CPU
+//! (`Scanner::scan_segments`: the staged row kernel's `segment_staged` for aligned buffers of
+//! values it stages, the register row kernel's `segment_scan` for the rest, both run here),
+//! against the sequential CPU
 //! backend: rows of 0, 1, 2, 31..33 elements and around tile sizes, rows of no elements first,
 //! last and between, every row empty, one row, a million short rows and a few long ones;
 //! forward and reverse, inclusive and exclusive from one or per-row initial values, with every
@@ -7,7 +9,8 @@
 //! commutative) compare exactly; sums of f32 with NaN and infinities compare exactly too, as
 //! every partial sum of their small integers is exact in f32 whatever the grouping. Also: a
 //! fused input map, the `Gpu` backend's checked host offsets, missing offsets and short
-//! buffers as errors, and offsets out of order, which must not fault.
+//! buffers as errors, and offsets out of order or past the input, over one tile and over
+//! many, which must not fault.
 
 mod common;
 
@@ -58,13 +61,16 @@ fn shapes(rng: &mut Rng) -> Vec<Vec<usize>> {
     shapes
 }
 
-/// Scans `data` in the rows of `offsets` as `how` says on `g` (device buffers) and on the
-/// sequential backend; every value and every row's total must be `same`.
+/// Scans `data` in the rows of `offsets` as `how` says on `g` (device buffers that start
+/// `shift` elements into their allocations: 0 is 16-byte aligned, what the staged kernel
+/// takes) and on the sequential backend; every value and every row's total must be `same`.
+#[allow(clippy::too_many_arguments)]
 fn check<M: Monoid>(
     g: &Gpu,
     m: &M,
     offsets: &[usize],
     data: &[M::Elem],
+    shift: usize,
     how: &LaneScan<M::Elem>,
     what: &str,
     same: &dyn Fn(&M::Elem, &M::Elem) -> bool,
@@ -72,15 +78,24 @@ fn check<M: Monoid>(
     M::Elem: Debug,
 {
     let rows = offsets.len() - 1;
+    let n = data.len();
     let scanner = g.scanner(m);
-    let input = g.stream().clone_htod(data).unwrap();
+    let mut padded = vec![m.identity(); shift];
+    padded.extend_from_slice(data);
+    let input = g.stream().clone_htod(&padded).unwrap();
     let offs = upload(g, offsets);
-    let mut output = scanner.alloc_filled(data.len(), m.identity()).unwrap();
+    let mut output = scanner.alloc_filled(n + shift, m.identity()).unwrap();
     let mut totals = scanner.alloc_filled(rows, m.identity()).unwrap();
     scanner
-        .scan_segments_with_totals(&input, &mut output, &offs, how, &mut totals)
+        .scan_segments_with_totals(
+            &input.slice(shift..),
+            &mut output.slice_mut(shift..),
+            &offs,
+            how,
+            &mut totals,
+        )
         .unwrap_or_else(|e| panic!("{what} {how:?}: {e}"));
-    let got = g.stream().clone_dtoh(&output).unwrap();
+    let got = g.stream().clone_dtoh(&output.slice(shift..)).unwrap();
     let got_totals = g.stream().clone_dtoh(&totals).unwrap();
     let mut want = data.to_vec();
     let want_totals = Sequential
@@ -117,14 +132,17 @@ fn rows_of_any_length_match_the_sequential_scan() {
         let what = format!("rows of {:?}", &lens[..lens.len().min(12)]);
         let xs: Vec<i64> = (0..n).map(|_| rng.below(2_000) as i64 - 1_000).collect();
         for how in scans(lens.len(), 7, |r| r as i64 * 3 - 50) {
-            check(g, &sum, &offsets, &xs, &how, &what, &|a, b| a == b);
+            // Aligned (the staged kernel) and one element in (the register kernel).
+            for shift in [0, 1] {
+                check(g, &sum, &offsets, &xs, shift, &how, &what, &|a, b| a == b);
+            }
         }
         let ms: Vec<Mat2> = (0..n)
             .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(1_000) as u32)))
             .collect();
         let init = Mat2::new([1, 2, 0, 1]);
         for how in scans(lens.len(), init, |r| Mat2::new([1, r as u32, 3, 1])) {
-            check(g, &mat, &offsets, &ms, &how, &what, &|a, b| a == b);
+            check(g, &mat, &offsets, &ms, 0, &how, &what, &|a, b| a == b);
         }
     }
 }
@@ -141,7 +159,7 @@ fn a_million_short_rows_and_a_few_long_ones() {
         let n = *offsets.last().unwrap();
         let xs: Vec<i64> = (0..n).map(|_| rng.below(1 << 20) as i64).collect();
         for how in scans(lens.len(), -3, |r| r as i64) {
-            check(g, &sum, &offsets, &xs, &how, "large", &|a, b| a == b);
+            check(g, &sum, &offsets, &xs, 0, &how, "large", &|a, b| a == b);
         }
     }
 }
@@ -165,7 +183,7 @@ fn float_rows_carry_nan_and_infinities() {
             })
             .collect();
         for how in scans(lens.len(), 0.5, |r| r as f32) {
-            check(g, &sum, &offsets, &xs, &how, "f32", &same);
+            check(g, &sum, &offsets, &xs, 0, &how, "f32", &same);
         }
     }
 }
@@ -265,4 +283,61 @@ fn bad_arguments_are_errors() {
         .scan_segments(&input, &mut output, &offsets, &inclusive)
         .unwrap();
     assert_eq!(s.clone_dtoh(&output).unwrap(), [1, 2, 3, 7, 12]);
+}
+
+/// Offsets out of order and past the input over many tiles, in both kernels (aligned buffers
+/// and one element in), with per-row initial values and totals: unspecified values, no fault,
+/// and the next scan is right.
+#[test]
+fn wild_offsets_over_many_tiles_do_not_fault() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng::new(15);
+    let sum = Sum::<f32>::new();
+    let scanner = g.scanner(&sum);
+    let s = g.stream();
+    let n = 300_000;
+    let rows = 2_000;
+    let data: Vec<f32> = (0..=n).map(|i| (i % 7) as f32).collect();
+    let input = s.clone_htod(&data).unwrap();
+    let mut output = scanner.alloc_filled(n + 1, 0.0).unwrap();
+    let mut totals = scanner.alloc_filled(rows, 0.0).unwrap();
+    let sorted: Vec<u64> = (0..=rows as u64)
+        .map(|r| r * 3 * n as u64 / rows as u64)
+        .collect();
+    let shuffled: Vec<u64> = (0..=rows).map(|_| rng.below(3 * n as u64)).collect();
+    let huge: Vec<u64> = (0..=rows).map(|r| u64::MAX - r as u64).collect();
+    for wild in [sorted, shuffled, huge] {
+        let wild = s.clone_htod(&wild).unwrap();
+        for how in scans(rows, 1.0, |r| r as f32) {
+            for shift in [0, 1] {
+                scanner
+                    .scan_segments_with_totals(
+                        &input.slice(shift..shift + n),
+                        &mut output.slice_mut(shift..shift + n),
+                        &wild,
+                        &how,
+                        &mut totals,
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    s.synchronize().unwrap();
+    let lens: Vec<usize> = (0..rows).map(|r| [0, 1, 300][r % 3]).collect();
+    let offsets = offsets_of(&lens);
+    let m = *offsets.last().unwrap();
+    let offs = upload(g, &offsets);
+    scanner
+        .scan_segments(
+            &input.slice(0..m),
+            &mut output.slice_mut(0..m),
+            &offs,
+            &LaneScan::inclusive(),
+        )
+        .unwrap();
+    let mut want = data[..m].to_vec();
+    Sequential
+        .scan_segments(&sum, &offsets, &mut want, &LaneScan::inclusive())
+        .unwrap();
+    assert_eq!(s.clone_dtoh(&output.slice(0..m)).unwrap(), want);
 }

@@ -34,6 +34,11 @@ pub enum Kernels {
     /// The same, with prefixes running from the end of each row (the lifting of the opposite
     /// monoid).
     RowsReverse,
+    /// Batched scans of rows given by CSR offsets (`Scanner::scan_segments`): the staged row
+    /// kernel's `segment_staged` where it applies, else the register kernel's `segment_scan`.
+    Segments,
+    /// The same, with prefixes running from the end of each row.
+    SegmentsReverse,
     /// The textbook shared-memory tree reduction.
     ReduceTree,
     /// The tiled reduce.
@@ -74,8 +79,14 @@ impl Job for Emit<'_> {
         G: Fn(u64) -> Option<M::Elem> + Sync,
     {
         match self.0.algo {
-            Kernels::Rows => return rows(Segmented::new(m), self.0, false),
-            Kernels::RowsReverse => return rows(Segmented::new(Reversed::new(m)), self.0, true),
+            Kernels::Rows => return rows(Segmented::new(m), self.0, false, false),
+            Kernels::RowsReverse => {
+                return rows(Segmented::new(Reversed::new(m)), self.0, true, false)
+            }
+            Kernels::Segments => return rows(Segmented::new(m), self.0, false, true),
+            Kernels::SegmentsReverse => {
+                return rows(Segmented::new(Reversed::new(m)), self.0, true, true)
+            }
             Kernels::StagedReverse => return staged_reverse(m, self.0),
             _ => {}
         }
@@ -109,7 +120,11 @@ impl Job for Emit<'_> {
                 KernelSet::StagedReduce(shape)
             }
             Kernels::Staged => KernelSet::StagedScan(staged_shape(&plan, size, arch)?),
-            Kernels::Rows | Kernels::RowsReverse | Kernels::StagedReverse => {
+            Kernels::Rows
+            | Kernels::RowsReverse
+            | Kernels::Segments
+            | Kernels::SegmentsReverse
+            | Kernels::StagedReverse => {
                 unreachable!("rendered above")
             }
         };
@@ -150,8 +165,14 @@ fn staged_reverse<M: Monoid>(m: M, args: &EmitArgs) -> Result<String, CliError> 
 }
 
 /// The row kernel of `lifted` (the segmented lifting of an operator) that a device of the
-/// architecture runs: the staged one where it applies, else the register one.
-fn rows<S: Monoid>(lifted: S, args: &EmitArgs, reverse: bool) -> Result<String, CliError> {
+/// architecture runs: the staged one where it applies, else the register one; for rows given
+/// by offsets when `segments`.
+fn rows<S: Monoid>(
+    lifted: S,
+    args: &EmitArgs,
+    reverse: bool,
+    segments: bool,
+) -> Result<String, CliError> {
     let op = lifted.cuda();
     let value_size = op
         .layout
@@ -160,16 +181,22 @@ fn rows<S: Monoid>(lifted: S, args: &EmitArgs, reverse: bool) -> Result<String, 
         .ok_or_else(|| CliError::Usage("internal: a lifting without values".to_string()))?;
     let plan = Plan::new(&op, DeviceLimits::for_arch(args.arch), &Tuning::default());
     // A batch of rows: one row (a 1-D reverse scan) takes the 1-D staged scan's tile instead.
-    let set = match plan.row_staged_shape(value_size, 2)? {
+    let shape = if segments {
+        plan.segment_staged_shape(value_size, 2)?
+    } else {
+        plan.row_staged_shape(value_size, 2)?
+    };
+    let set = match shape {
         Some(shape) => KernelSet::RowStaged {
             shape,
             reverse,
             value_size,
+            segments,
         },
         None => KernelSet::RowScan {
             shape: plan.shape(Purpose::SinglePass)?,
             reverse,
-            segments: false,
+            segments,
         },
     };
     let spec = KernelSpec {

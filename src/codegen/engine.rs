@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Every template, by the name families and includes use: the prelude, the operator struct,
 /// the shared pieces (`lib/*.cuh`) and one template per kernel family.
-const TEMPLATES: [(&str, &str); 33] = [
+const TEMPLATES: [(&str, &str); 34] = [
     ("prelude.cu", include_str!("../../templates/prelude.cu")),
     ("op_struct.cu", include_str!("../../templates/op_struct.cu")),
     (
@@ -81,6 +81,10 @@ const TEMPLATES: [(&str, &str); 33] = [
     (
         "lib/share_fold.cuh",
         include_str!("../../templates/lib/share_fold.cuh"),
+    ),
+    (
+        "lib/offsets.cuh",
+        include_str!("../../templates/lib/offsets.cuh"),
     ),
     (
         "lib/shares.cuh",

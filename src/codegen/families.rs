@@ -216,6 +216,7 @@ struct RowStagedCtx<'a> {
     prefix: &'a str,
     map: bool,
     reverse: u32,
+    segments: bool,
     tma: bool,
     value_size: usize,
     #[serde(flatten)]
@@ -382,12 +383,14 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
             shape,
             reverse,
             value_size,
+            segments,
         } => engine::render(
             template,
             &RowStagedCtx {
                 prefix,
                 map,
                 reverse: u32::from(reverse),
+                segments,
                 tma: shape.tma,
                 value_size,
                 tile: TileCtx::of(&shape),
@@ -397,7 +400,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                     swizzle: shape.swizzle(value_size),
                 },
                 tma_form: shape.tma.then(|| TmaCtx {
-                    tma_state: shape.tma_state_bytes(elem_size),
+                    tma_state: shape.row_staged_state_bytes(elem_size),
                     tma_boxes: shape.tma_boxes(),
                     min_blocks: shape.min_blocks,
                 }),

@@ -48,6 +48,8 @@ pub enum Entry {
     SegmentScan,
     /// Independent scans of contiguous rows with the tile of values staged in shared memory.
     RowStaged,
+    /// The same for rows of any length, given by CSR offsets.
+    SegmentStaged,
     /// Every column of a row-major array scanned down.
     ColumnScan,
     /// Lanes of a strided layout copied into contiguous rows.
@@ -83,6 +85,7 @@ impl Entry {
             Entry::RowScan => "row_scan",
             Entry::SegmentScan => "segment_scan",
             Entry::RowStaged => "row_staged",
+            Entry::SegmentStaged => "segment_staged",
             Entry::ColumnScan => "column_scan",
             Entry::Gather => "gather",
             Entry::Scatter => "scatter",
@@ -107,6 +110,7 @@ impl Entry {
                 | Entry::RowScan
                 | Entry::SegmentScan
                 | Entry::RowStaged
+                | Entry::SegmentStaged
                 | Entry::Gather
         )
     }
@@ -201,7 +205,9 @@ pub enum KernelSet {
     /// tile of values staged in shared memory as the staged scan stages its tiles, by
     /// `cp.async` or (a shape with `tma`) by tensor copies (`row_staged.cu`; sm_80 and newer).
     /// The module's operator is the segmented lifting (of the opposite monoid when `reverse`);
-    /// memory and the staged tiles hold its values, of `value_size` bytes.
+    /// memory and the staged tiles hold its values, of `value_size` bytes. `segments`: rows of
+    /// any length, given by CSR offsets (`segment_staged`, where rows of one length are
+    /// `row_staged`).
     RowStaged {
         /// The staged tile (of values), with the look-back state laid out for the lifting's
         /// elements.
@@ -210,6 +216,8 @@ pub enum KernelSet {
         reverse: bool,
         /// Bytes of one value (1, 2, 4, 8 or 16).
         value_size: usize,
+        /// Whether rows are given by offsets.
+        segments: bool,
     },
     /// Every column of a row-major `rows x columns` array scanned down, in one pass with a
     /// look-back per column (`column_scan.cu`); `reverse`: from the last row up.
@@ -266,8 +274,10 @@ impl KernelSet {
                 shape,
                 reverse,
                 value_size,
+                segments,
             } => format!(
-                "row-staged-{}v{value_size}-{}",
+                "{}-staged-{}v{value_size}-{}",
+                if *segments { "segment" } else { "row" },
                 if *reverse { "reverse-" } else { "" },
                 shape.name()
             ),
@@ -333,7 +343,10 @@ impl KernelSet {
                 segments: false, ..
             } => &[Entry::Fill, Entry::RowScan],
             KernelSet::RowScan { segments: true, .. } => &[Entry::Fill, Entry::SegmentScan],
-            KernelSet::RowStaged { .. } => &[Entry::Fill, Entry::RowStaged],
+            KernelSet::RowStaged {
+                segments: false, ..
+            } => &[Entry::Fill, Entry::RowStaged],
+            KernelSet::RowStaged { segments: true, .. } => &[Entry::Fill, Entry::SegmentStaged],
             KernelSet::ColumnScan { .. } => &[Entry::Fill, Entry::ColumnScan],
             KernelSet::LanesCopy => &[Entry::Fill, Entry::Gather, Entry::Scatter],
             KernelSet::CombineRate { .. } => &[Entry::Fill, Entry::CombineRate],
@@ -390,7 +403,7 @@ impl KernelSet {
                 KernelSet::RowStaged {
                     shape, value_size, ..
                 },
-                Entry::RowStaged,
+                Entry::RowStaged | Entry::SegmentStaged,
             ) => shape.row_staged_smem_bytes(*value_size, elem_size),
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
             (KernelSet::ColumnScan { shape, .. }, Entry::ColumnScan) => {

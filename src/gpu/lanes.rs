@@ -407,21 +407,31 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     let value_size = std::mem::size_of::<M::Elem>();
     let count = row.count(n);
     let staged = match row {
-        Rows::Each(row) if aligned => sk
-            .plan
-            .row_staged_shape(value_size, count)?
-            .map(|s| (s, row)),
-        _ => None,
+        _ if !aligned => None,
+        Rows::Each(_) => sk.plan.row_staged_shape(value_size, count)?,
+        Rows::Offsets { .. } => sk.plan.segment_staged_shape(value_size, count)?,
     };
-    if let Some((shape, row)) = staged {
+    if let Some(shape) = staged {
+        let segments = matches!(row, Rows::Offsets { .. });
         let set = KernelSet::RowStaged {
             shape,
             reverse,
             value_size,
+            segments,
+        };
+        // Pacing and prefetching go by the row length: rows given by offsets by their mean.
+        let row_len = match row {
+            Rows::Each(len) => len,
+            Rows::Offsets { count, .. } => (n / count.max(1)).max(1),
         };
         let kernel = sk.kernels(set)?;
         let tiles = tiles_of(n, shape)?;
-        let resident = kernel.resident(Entry::RowStaged, k.mapped);
+        let entry = if segments {
+            Entry::SegmentStaged
+        } else {
+            Entry::RowStaged
+        };
+        let resident = kernel.resident(entry, k.mapped);
         // Tiles numbered as the tuning's order says (`Tuning::tile_order`).
         let order = k.gpu.tuning.tile_order.numbering(tiles, resident);
         let tma = if shape.tma {
@@ -432,8 +442,8 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
                 TensorMap::unused()
             };
             let mut tuning = k.gpu.tuning.clone();
-            tuning.pace = policy::row_pace(tuning.pace, count, row, shape.tile());
-            if count > 1 && !tuning.row_prefetch.prefetches(row, shape.tile()) {
+            tuning.pace = policy::row_pace(tuning.pace, count, row_len, shape.tile());
+            if count > 1 && !tuning.row_prefetch.prefetches(row_len, shape.tile()) {
                 tuning.prefetch_kib = 0;
             }
             let plan = PrefetchPlan::new(

@@ -1,8 +1,9 @@
 //! Scans of rows of any length on device buffers, the rows given by CSR offsets
-//! ([`super::Scanner::scan_segments`]): one launch of the register row kernel in its
-//! `segment_scan` form, a single-pass scan of the segmented lifting whose row starts each thread
-//! finds by a binary search of the offsets (no flag array in memory). Rows of no elements get
-//! their initial value, or the identity, as their total.
+//! ([`super::Scanner::scan_segments`]): one launch of a single-pass scan of the segmented
+//! lifting whose row starts are read from the offsets (no flag array in memory), by the staged
+//! row kernel's `segment_staged` where it applies and the register row kernel's
+//! `segment_scan` elsewhere (`lanes::rows` picks). Rows of no elements get their initial value,
+//! or the identity, as their total.
 
 use super::kernels::OpKernels;
 use super::lanes;

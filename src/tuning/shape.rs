@@ -315,15 +315,22 @@ impl TileShape {
 
     /// Dynamic shared memory of the staged row scan (`templates/row_staged.cu`): a tile of
     /// `value_size`-byte values, and for the TMA form also the block's state over the segmented
-    /// lifting's `lifted_size`-byte elements (its warp sums and prefix) and its mbarrier.
+    /// lifting's `lifted_size`-byte elements ([`TileShape::row_staged_state_bytes`]).
     pub fn row_staged_smem_bytes(&self, value_size: usize, lifted_size: usize) -> usize {
         match (self.staged, self.tma) {
             (false, _) => 0,
             (true, false) => self.tile_bytes(value_size),
             (true, true) => self
                 .tile_bytes(value_size)
-                .saturating_add(self.tma_state_bytes(lifted_size)),
+                .saturating_add(self.row_staged_state_bytes(lifted_size)),
         }
+    }
+
+    /// Bytes after the tile in the staged row scan's TMA form: the staged scan's
+    /// ([`TileShape::tma_state_bytes`] over the lifting's `lifted_size`-byte elements) and the
+    /// two 8-byte row numbers where rows given by offsets find a tile's rows.
+    pub fn row_staged_state_bytes(&self, lifted_size: usize) -> usize {
+        self.tma_state_bytes(lifted_size) + 16
     }
 
     /// Bytes after the tile in the TMA form's dynamic shared memory: the block's state (a sum

@@ -39,7 +39,7 @@ pub(crate) struct RowScan<In, V, E> {
     pub out: DevSlice<V>,
     /// Elements.
     pub n: u64,
-    /// How they split into rows (`row_staged`: rows of one length).
+    /// How they split into rows.
     pub rows: Rows,
     /// The look-back state.
     pub lookback: LookbackState<E>,
@@ -164,13 +164,16 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     Ok(())
 }
 
-/// `row_staged` of a [`KernelSet::RowStaged`] module, one block per tile, whose TMA form also
+/// `row_staged` (rows of one length) or `segment_staged` (rows given by offsets) of a
+/// [`KernelSet::RowStaged`] module for such rows, one block per tile, whose TMA form also
 /// takes the input's tensor map and the launch's L2 prefetch plan (`tma`); through the input
 /// map when `mapped`.
 ///
 /// # Safety
 /// `k` is such a module rendered for the segmented lifting whose elements are `E` (with
 /// values `V`), and (when `mapped`) for an input map from `In` to `V`; unmapped, `In` is `V`.
+/// Offsets ([`Rows::Offsets`]) that do not rise from 0 to `n` give unspecified values; the
+/// kernel keeps every index within the offsets, the rows and the buffers whatever they hold.
 pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     s: &CudaStream,
     k: &Loaded,
@@ -179,20 +182,34 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     tma: Option<(&TensorMap, PrefetchPlan)>,
 ) -> Result<()> {
     let KernelSet::RowStaged {
-        shape, value_size, ..
+        shape,
+        value_size,
+        segments,
+        ..
     } = k.set()
     else {
         return Err(Error::invalid(
             "internal: row_staged needs a staged row-scan module",
         ));
     };
-    let f = k.function(Entry::RowStaged, mapped)?;
-    let smem = k.dynamic_smem(Entry::RowStaged, mapped);
-    let row = match a.rows {
-        Rows::Each(row) if row > 0 && a.n % row == 0 => row,
+    let entry = if segments {
+        Entry::SegmentStaged
+    } else {
+        Entry::RowStaged
+    };
+    let f = k.function(entry, mapped)?;
+    let smem = k.dynamic_smem(entry, mapped);
+    // The argument after `n`: the row length, or the offsets (and then the row count after it).
+    let (row, offsets) = match a.rows {
+        Rows::Each(row) if !segments && row > 0 && a.n % row == 0 => (row, None),
+        Rows::Offsets { offsets, count } if segments && count > 0 => {
+            holds("the offsets", &offsets, count + 1)?;
+            (count, Some(offsets.addr()))
+        }
         rows => {
             return Err(Error::invalid(format!(
-                "internal: the staged row scan cannot scan {} elements in rows {rows:?}",
+                "internal: a {} module cannot scan {} elements in rows {rows:?}",
+                k.set().name(),
                 a.n
             )))
         }
@@ -203,7 +220,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
             std::mem::size_of::<In>()
         )));
     }
-    let rows = a.n / row;
+    let rows = a.rows.count(a.n);
     let tiles = a.n.div_ceil(shape.tile());
     let tiles32 = tiles32(tiles)?;
     holds("the input", &a.inp, a.n)?;
@@ -226,7 +243,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
             "internal: a tensor map goes with the TMA form of the staged row scan, and only with it",
         ));
     }
-    let resident = k.resident(Entry::RowStaged, mapped);
+    let resident = k.resident(entry, mapped);
     let grid_order = grid_order(a.order, tiles, resident, "row scan")?;
     let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
@@ -236,13 +253,16 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     // SAFETY: kernel `(const in_t* in, ms_val* out, ms_u64 n, ms_u64 row, ms_u32 num_tiles,
     // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
     // grid_order, int exclusive, const ms_val* inits, ms_val init, int has_init, ms_val*
-    // totals)` with in_t =
+    // totals)` (`segment_staged` the same with `const ms_u64* offsets, ms_u64 rows` for
+    // `row`, the offsets holding rows + 1 values, checked above) with in_t =
     // In, ms_val = V (both of the module's value size, checked above) and ms_elem = E (the
     // caller's obligation); in and out hold n elements, the state one slot per tile (and aggs
     // and incls for the separate layout), the counter 16 words (the zeroed tile counter, and
     // the pacing clock at word 8, which the TMA form reads and writes), inits and totals (when
     // set) one value per row: all checked above. The grid is exactly `tiles` blocks, so every
-    // tile number the counter hands out, or every block index, is in range; `row` divides n.
+    // tile number the counter hands out, or every block index, is in range; `row` divides n,
+    // and the offsets kernel reads only offsets 0 to rows and indexes inits and totals only
+    // by rows below `rows`, whatever the offsets hold.
     // A cooperative launch has at most the module's resident count of blocks (checked above),
     // so every block is resident at once and no tile waits on one that is not (the driver
     // refuses a cooperative grid that cannot be); an ordinary launch in grid order relies on
@@ -256,10 +276,11 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     // passed exactly for that form (checked above).
     unsafe {
         let mut b = s.launch_builder(f);
-        b.arg(&i)
-            .arg(&o)
-            .arg(&a.n)
-            .arg(&row)
+        b.arg(&i).arg(&o).arg(&a.n);
+        if let Some(offsets) = &offsets {
+            b.arg(offsets);
+        }
+        b.arg(&row)
             .arg(&tiles32)
             .arg(&st)
             .arg(&aggs)

@@ -291,6 +291,14 @@ impl Plan {
         policy::row_staged_shape(value_size, self.elem_size, rows, &self.limits, &self.tuning)
     }
 
+    /// [`Plan::row_staged_shape`] for rows given by offsets ([`policy::segment_staged_shape`]).
+    pub fn segment_staged_shape(&self, value_size: usize, rows: u64) -> Result<Option<TileShape>> {
+        if self.in_size.is_some_and(|size| size != value_size) {
+            return Ok(None);
+        }
+        policy::segment_staged_shape(value_size, self.elem_size, rows, &self.limits, &self.tuning)
+    }
+
     /// Threads per block of the textbook kernels.
     pub fn textbook_block(&self) -> Result<u32> {
         policy::textbook_block(self.elem_size, &self.limits)

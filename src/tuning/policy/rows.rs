@@ -25,13 +25,24 @@ use crate::tuning::{DeviceLimits, Pace, StateLayout, TileShape, Tuning};
 /// against 0.96, 0.92 with 128 threads); 16-byte values keep 320. (An outlined combine,
 /// called per use, can still spill: the forward kernel of the 2x2 matrix product mod p
 /// spills 144 bytes at 48 registers.)
-pub(super) fn row_staged_registers(lifted_size: usize, rows: u64) -> (u32, u32) {
-    match (lifted_size, rows <= 1) {
+///
+/// Rows given by offsets (`segments`) keep a row number and a mask of the run's row starts
+/// per thread: ptxas on `segment_staged` for sm_90 spills 36 to 132 bytes at 32 registers
+/// (sum u8 and f32, forward and reverse) and none at 40, and sum i64 (16-byte elements) 12
+/// bytes at 40 and none at 48, so they take 8 more registers up to 48 (12 blocks of 128
+/// threads per SM instead of 13, 5 of 256 instead of 6).
+pub(super) fn row_staged_registers(lifted_size: usize, rows: u64, segments: bool) -> (u32, u32) {
+    let (registers, block) = match (lifted_size, rows <= 1) {
         (0..=8, true) => (32, 352),
         (0..=8, false) => (32, 128),
         (9..=16, true) => (40, 384),
         (9..=16, false) => (40, 256),
         _ => (48, 320),
+    };
+    if segments {
+        ((registers + 8).min(48), block)
+    } else {
+        (registers, block)
     }
 }
 
@@ -118,6 +129,41 @@ pub fn row_staged_shape(
     limits: &DeviceLimits,
     tuning: &Tuning,
 ) -> Result<Option<TileShape>> {
+    staged_rows_shape(value_size, lifted_size, rows, false, limits, tuning)
+}
+
+/// The shape of the staged row scan over `rows` rows given by offsets (`segment_staged`):
+/// [`row_staged_shape`]'s, with the residency of the TMA form lowered where the kernel needs
+/// more registers to walk rows of any length (see `row_staged_registers`).
+///
+/// ```
+/// use monoscan::tuning::{policy, DeviceLimits, Tuning};
+/// let h100 = DeviceLimits::for_arch(90);
+/// let t = Tuning::default();
+/// let s = policy::segment_staged_shape(4, 8, 1000, &h100, &t)?.unwrap();
+/// assert_eq!((s.block, s.items, s.min_blocks), (128, 32, 12));
+/// let s = policy::segment_staged_shape(8, 16, 1000, &h100, &t)?.unwrap();
+/// assert_eq!((s.block, s.items, s.min_blocks), (256, 16, 5));
+/// # Ok::<(), monoscan::Error>(())
+/// ```
+pub fn segment_staged_shape(
+    value_size: usize,
+    lifted_size: usize,
+    rows: u64,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> Result<Option<TileShape>> {
+    staged_rows_shape(value_size, lifted_size, rows, true, limits, tuning)
+}
+
+fn staged_rows_shape(
+    value_size: usize,
+    lifted_size: usize,
+    rows: u64,
+    segments: bool,
+    limits: &DeviceLimits,
+    tuning: &Tuning,
+) -> Result<Option<TileShape>> {
     let mut shape = staged_shape(
         value_size,
         limits,
@@ -128,7 +174,7 @@ pub fn row_staged_shape(
     if !shape.staged || shape.linear || !matches!(value_size, 1 | 2 | 4 | 8 | 16) {
         return Ok(None);
     }
-    let (registers, block) = row_staged_registers(lifted_size, rows);
+    let (registers, block) = row_staged_registers(lifted_size, rows, segments);
     let own = tuning.staged.is_none() && shape.tma;
     if own {
         shape.block = block;

@@ -57,16 +57,28 @@ fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
         assert_eq!(s.layout, StateLayout::for_size(lifted));
         let smem = s.row_staged_smem_bytes(value, lifted);
         assert!(hopper().blocks_per_sm(s.block, smem) >= s.min_blocks);
-        let (registers, _) = row_staged_registers(lifted, rows);
+        let (registers, _) = row_staged_registers(lifted, rows, false);
         assert!(
             register_cap(s.block, s.min_blocks) >= registers,
             "{value}/{lifted} x {rows}"
         );
-        // The block state holds lifted warp sums and prefix, a tile number, an mbarrier.
-        let state = s.tma_state_bytes(lifted);
+        // The block state holds lifted warp sums and prefix, a tile number, two row numbers
+        // and an mbarrier.
+        let state = s.row_staged_state_bytes(lifted);
         assert!(
-            state >= (s.block as usize / 32 + 1) * lifted + 4 + 8,
+            state >= (s.block as usize / 32 + 1) * lifted + 4 + 16 + 8,
             "{value}/{lifted}"
+        );
+        // Rows given by offsets: the same tile, as many blocks as their registers allow.
+        let g = segment_staged_shape(value, lifted, rows, &hopper(), &t)
+            .unwrap()
+            .unwrap();
+        assert_eq!((g.block, g.items, g.layout), (s.block, s.items, s.layout));
+        let (registers, _) = row_staged_registers(lifted, rows, true);
+        assert!(registers >= row_staged_registers(lifted, rows, false).0);
+        assert!(
+            register_cap(g.block, g.min_blocks) >= registers && g.min_blocks <= s.min_blocks,
+            "{value}/{lifted} x {rows}: {g:?}"
         );
         // sm_80: cp.async, a tile of values only, whatever the rows.
         let a = row_staged_shape(value, lifted, rows, &DeviceLimits::for_arch(80), &t)
