@@ -33,12 +33,12 @@
 // Rows of one length (`row_staged`): row positions come from physical positions x: row x / row,
 // column x % row. Forwards a row starts at column 0 and ends at column row - 1; in reverse it
 // starts at column row - 1 and ends at column 0. Rows given by CSR offsets (`segment_staged`,
-// rendered with `segments`): two warps find the rows of the tile's first and last value in data
-// (a 32-way search of the offsets each), and each thread finds the row of its run's first value
-// among those by a binary search, then walks the offsets of the rows that meet its run once,
-// into a mask of the run's row starts. Per-row initial values and totals are indexed by the
-// physical row; a row of no values gets its initial value (or the identity) as its total,
-// written by the thread whose walk passes it.
+// rendered with `segments`): while the tile's copy is in flight, two warps find the rows of
+// its first value and of the position after its last (a 32-way search of the offsets each),
+// and the block reads the offsets between them, coalesced, setting a bit of a shared mask for
+// each row start in the tile; each thread then takes its run's bits from the mask. Per-row
+// initial values and totals are indexed by the physical row; a row of no values gets its
+// initial value (or the identity) as its total, written by the thread that reads its offsets.
 typedef decltype(((ms_elem*)0)->value) ms_val;
 static_assert(sizeof(ms_val) == {{ value_size }}, "monoscan: the staged row scan was rendered for values of another size");
 #define MS_CHUNK_ELEMS ((int)(16 / sizeof(ms_val)))
@@ -70,30 +70,34 @@ __device__ __forceinline__ ms_val ms_row_combine(const ms_val& a, const ms_val& 
     y.value = b;
     return MsOp::combine(x, y).value;
 }
-// The block's state: the staged scan's, and the rows of the tile's first and last value in
-// data (rows given by offsets).
+// The block's state: the staged scan's, and for rows given by offsets the rows that meet the
+// tile and the mask of its row starts (bit i: logical index i of the tile starts a row; bit
+// MS_TILE: the position after the tile does; one word more, which the runs' funnel shifts
+// read).
 struct ms_row_staged_smem {
     ms_elem warp_sums[MS_WARPS];
     ms_elem prefix;
     ms_u32 tile;
-    ms_u64 range[2];
-};
-// A walk over a thread's run in logical order: `head(i)` and `last(i)` say whether value i
-// of the run starts or ends its row, `row()` is the row in memory of the current value, and
-// `step(i, valid, rows)` moves past value i (keeping `row()` right where `rows` asks it to).
+{% if segments %}    ms_u64 range[2];
+    ms_u32 heads[MS_TILE / 32 + 2];
+{% endif %}};
+// A walk over a thread's run in logical order, value by value: `enter(i, valid, rows)` moves
+// onto value i (`valid`: it is in the data) and says whether it starts a row; then `last(i)`
+// says whether it ends its row and, where `rows` asked for it, `row()` is its row in memory.
 // Rows of one length walk by counters: `to_head`, values before the next row start (0: this
 // one), and `span`, values from one row start to the next; both saturate at MS_ITEMS + 1,
 // which no run reaches.
 struct MsEachCursor {
     ms_u64 r;
     ms_u32 to_head, span;
-    __device__ __forceinline__ bool head(int) const { return to_head == 0; }
-    __device__ __forceinline__ bool last(int) const { return (to_head == 0 ? span : to_head) == 1; }
-    __device__ __forceinline__ ms_u64 row() const { return r; }
-    __device__ __forceinline__ void step(int, bool, bool) {
-        to_head = (to_head == 0 ? span : to_head) - 1;
-        if (to_head == 0) r = MS_REVERSE ? r - 1 : r + 1;
+    __device__ __forceinline__ bool enter(int i, bool, bool) {
+        const bool head = to_head == 0;
+        to_head = (head ? span : to_head) - 1;
+        if (head && i > 0) r = MS_REVERSE ? r - 1 : r + 1;
+        return head;
     }
+    __device__ __forceinline__ bool last(int) const { return to_head == 0; }
+    __device__ __forceinline__ ms_u64 row() const { return r; }
 };
 // Rows of `row` values each.
 struct MsEachRows {
@@ -101,11 +105,10 @@ struct MsEachRows {
     // Whether row r (in memory) is one of the rows: every value in the data is in one.
     __device__ __forceinline__ bool holds(ms_u64) const { return true; }
     // Nothing to find: rows follow from positions.
-    __device__ __forceinline__ void find_tile(ms_i64, ms_u64*) const {}
+    __device__ __forceinline__ void find_tile(ms_i64, ms_row_staged_smem&) const {}
     // The walk from the run whose first value (in logical order) is at physical position
     // `first_x`, which counts values past the data as positions too.
-    template <typename F>
-    __device__ __forceinline__ MsEachCursor at(ms_u64 first_x, ms_i64, const ms_u64*, F&&) const {
+    __device__ __forceinline__ MsEachCursor at(ms_u64 first_x, ms_i64, const ms_row_staged_smem&, bool) const {
         MsEachCursor c;
         c.r = first_x / row;
         const ms_u64 col = first_x - c.r * row;
@@ -117,95 +120,96 @@ struct MsEachRows {
     }
     // Whether the tile at physical `base` starts a row at its first logical value: forwards its
     // first physical value at column 0; in reverse (a full tile) its last, at column row - 1.
-    __device__ __forceinline__ bool fresh(ms_u64 base, bool full, ms_i64, const ms_u64*) const {
+    __device__ __forceinline__ bool fresh(ms_u64 base, bool full, ms_i64, const ms_row_staged_smem&) const {
         return MS_REVERSE ? full && (base + MS_TILE) % row == 0 : base % row == 0;
     }
 };
-{% if segments %}// Rows given by offsets: the run's row boundaries as a mask, bit i set where value i starts a
-// row (bit MS_ITEMS: the value after the run does), found before the run is read by one walk
-// over the offsets of the rows that meet it; the values' loops only test bits, so the code
-// per value stays as small as the counters'. The logical row r of the current value is kept
-// only where per-row values are read or written.
+{% if segments %}// Rows given by offsets: the run's row starts as a mask taken from the tile's (bit i: value i
+// of the run starts a row; bit MS_ITEMS: the value after the run does), so the values' loops
+// only test bits and the code per value stays as small as the counters'. The logical row r
+// of the current value is kept only where per-row values are read or written.
 #define MS_HEAD_WORDS (MS_ITEMS / 32 + 1)
 struct MsSegmentCursor {
     ms_offsets o;
     ms_u64 r;
     ms_u32 heads[MS_HEAD_WORDS];
+    ms_u32 skip;  // the run's values before the data (a partial tile in reverse)
     __device__ __forceinline__ bool head(int i) const { return (heads[i >> 5] >> (i & 31)) & 1u; }
+    // Onto the next row that holds values where value i starts one, unless it is the run's
+    // first in the data, whose row the walk starts on.
+    __device__ __forceinline__ bool enter(int i, bool valid, bool rows) {
+        const bool h = head(i);
+        if (rows && valid && h && i > (int)skip) {
+            while (++r < o.count && o.off(r + 1) == o.off(r)) {
+            }
+        }
+        return h;
+    }
     __device__ __forceinline__ bool last(int i) const { return head(i + 1); }
     // (A row of the offsets for every value in the data where they are well formed; callers
     // check.)
     __device__ __forceinline__ ms_u64 row() const { return o.physical(r); }
-    // Past value i, onto the next row that holds values where the next value starts one.
-    __device__ __forceinline__ void step(int i, bool valid, bool rows) {
-        if (rows && valid && head(i + 1)) {
-            while (++r < o.count && o.off(r + 1) == o.off(r)) {
-            }
-        }
-    }
 };
 struct MsSegmentRows {
     ms_offsets o;
     // Whether row r (in memory) is one of the rows (always, for a value in the data, where the
     // offsets are well formed).
     __device__ __forceinline__ bool holds(ms_u64 r) const { return r < o.count; }
-    // Warps 0 and 1 put the logical rows of the first and last value in data of the tile whose
-    // first logical position is `start` (negative for a partial tile in reverse) into `range`.
-    __device__ __forceinline__ void find_tile(ms_i64 start, ms_u64* range) const {
+    // For the tile whose first logical position is `start` (negative for a partial tile in
+    // reverse): warp 0 puts the logical row of its first value in data into sm.range[0], warp
+    // 1 the last logical row (or `count`, the end of the data) that starts at or before the
+    // position after its last value into sm.range[1]; every thread clears the mask.
+    __device__ __forceinline__ void find_tile(ms_i64 start, ms_row_staged_smem& sm) const {
+        for (int w = (int)threadIdx.x; w < MS_TILE / 32 + 2; w += MS_BLOCK) sm.heads[w] = 0;
         const ms_u64 lo = start < 0 ? 0 : (ms_u64)start;
         const ms_u64 end = (ms_u64)(start + MS_TILE);
-        const ms_u64 hi = (end < o.n ? end : o.n) - 1;
         for (int w = (int)(threadIdx.x >> 5); w < 2; w += MS_WARPS) {
-            const ms_u64 r = o.find_warp(w == 0 ? lo : hi, 0, o.count - 1);
-            if ((threadIdx.x & 31) == 0) range[w] = r;
+            const ms_u64 r = w == 0 ? o.find_warp(lo, 0, o.count - 1) : o.find_warp(end < o.n ? end : o.n, 0, o.count);
+            if ((threadIdx.x & 31) == 0) sm.range[w] = r;
+        }
+    }
+    // Once sm.range is known: the block reads the offsets of the rows from sm.range[0] (from
+    // row 0 in the first tile) to sm.range[1], a row a thread, sets the mask's bit of each
+    // row start from the tile's first value to the position after it, and calls `empty(r)`
+    // for each row r (in memory) of no values among them that starts after the tile's first
+    // value (at it too, in the first tile). Every such row is thereby one tile's: those at a
+    // tile's first value are the tile before's, whose rows reach the position after it, and
+    // the tile's own begin at the last of them, which has values.
+    template <typename F>
+    __device__ __forceinline__ void mark_tile(ms_i64 start, ms_row_staged_smem& sm, F&& empty) const {
+        const ms_u64 lo = start < 0 ? 0 : (ms_u64)start;
+        const ms_u64 to = sm.range[1];
+        for (ms_u64 q = (lo == 0 ? 0 : sm.range[0]) + threadIdx.x; q <= to; q += MS_BLOCK) {
+            const ms_u64 p = o.off(q);
+            const ms_u64 i = p - (ms_u64)start;  // logical index in the tile
+            if (p >= lo && i <= (ms_u64)MS_TILE) atomicOr(&sm.heads[i >> 5], 1u << (i & 31));
+            if (q < o.count && o.off(q + 1) == p && (p > lo || lo == 0)) empty(o.physical(q));
         }
     }
     // The walk of the run whose first logical position is `g0` (its values in the data from
-    // g, after a partial tile's missing ones in reverse): its row among the tile's rows, then
-    // each row boundary up to the position after the run, calling `empty(r)` for each row r
-    // (in memory) of no values it passes, and for those before position 0 where the run
-    // starts there. A run with no values in the data walks nothing.
-    template <typename F>
-    __device__ __forceinline__ MsSegmentCursor at(ms_u64, ms_i64 g0, const ms_u64* range, F&& empty) const {
+    // g, after a partial tile's missing ones in reverse): its bits of the tile's mask, and
+    // where `per_row` asks for it, its first value's row, found among the tile's rows.
+    __device__ __forceinline__ MsSegmentCursor at(ms_u64, ms_i64 g0, const ms_row_staged_smem& sm,
+                                                  bool per_row) const {
         MsSegmentCursor c;
         c.o = o;
+        const int first = (int)threadIdx.x * MS_ITEMS;
+        const int word = first >> 5, shift = first & 31;
 #pragma unroll
-        for (int w = 0; w < MS_HEAD_WORDS; ++w) c.heads[w] = 0;
-        const ms_u64 g = g0 < 0 ? 0 : (ms_u64)g0;
-        const ms_u64 skip = g - (ms_u64)g0;  // the run's missing values
-        c.r = o.find(g < o.n ? g : o.n - 1, range[0], range[1]);
-        if (g >= o.n || skip >= (ms_u64)MS_ITEMS) return c;
-        if (g == 0) {
-            for (ms_u64 q = 0; q < c.r; ++q) empty(o.physical(q));
+        for (int w = 0; w < MS_HEAD_WORDS; ++w) {
+            c.heads[w] = __funnelshift_r(sm.heads[word + w], sm.heads[word + w + 1], shift);
         }
-        ms_u64 end = o.off(c.r);
-        // Bit i of the mask for the boundary at logical position p (p - g in range).
-        const auto mark = [&](ms_u64 p) {
-            const ms_u64 d = p - g;
-            if (d <= (ms_u64)MS_ITEMS - skip) {
-                const int i = (int)(d + skip);
-                // (Every word by a constant index, each taking the bit if it is its own: an
-                // index computed at run time would keep the mask in local memory.)
-#pragma unroll
-                for (int w = 0; w < MS_HEAD_WORDS; ++w) {
-                    const int b = i - 32 * w;
-                    c.heads[w] |= b >= 0 && b < 32 ? 1u << b : 0u;
-                }
-            }
-        };
-        if (end == g) mark(g);
-        end = o.off(c.r + 1);
-        ms_u64 q = c.r;
-        while (end - g <= (ms_u64)MS_ITEMS - skip) {
-            mark(end);
-            const ms_u64 from = end;
-            while (++q < o.count && (end = o.off(q + 1)) == from) empty(o.physical(q));
-            if (q >= o.count) break;
+        c.r = 0;
+        c.skip = g0 < 0 ? (ms_u32)(-g0 < (ms_i64)MS_ITEMS ? -g0 : (ms_i64)MS_ITEMS) : 0u;
+        if (per_row) {
+            const ms_u64 g = g0 < 0 ? 0 : (ms_u64)g0;
+            const ms_u64 hi = sm.range[1] < o.count ? sm.range[1] : o.count - 1;
+            c.r = o.find(g < o.n ? g : o.n - 1, sm.range[0], hi);
         }
         return c;
     }
-    __device__ __forceinline__ bool fresh(ms_u64, bool, ms_i64 start, const ms_u64* range) const {
-        return start >= 0 && o.off(range[0]) == (ms_u64)start;
+    __device__ __forceinline__ bool fresh(ms_u64, bool, ms_i64 start, const ms_row_staged_smem& sm) const {
+        return start >= 0 && (sm.heads[0] & 1u) != 0;
     }
 };
 {% endif %}
@@ -246,30 +250,36 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     // The logical position of the tile's first logical value (in reverse, of a partial tile,
     // before the data: its missing values come first).
     const ms_i64 start = MS_REVERSE ? (ms_i64)n - (ms_i64)base - MS_TILE : (ms_i64)base;
+    // The total of a row of no values (row r in memory): its initial value, or the identity.
+    const auto empty = [&](ms_u64 r) {
+        if (totals != 0) totals[r] = inits != 0 ? inits[r] : (has_init ? init : MsOp::identity().value);
+    };
 {% if tma %}    // A tensor copy for a full tile in a buffer aligned as the swizzle assumes; cp.async
     // (the same layout) for the partial tile. Rows given by offsets are found while it flies.
     const bool tensor = full && (ms_shared_addr(buf) & 1023) == 0;
     if (tensor && threadIdx.x == 0) ms_tma_copy_tile((const ms_tensor_map*)tmap, tile, buf, bar);
     ms_prefetch_rows(in, n, claim, prefetch, MS_REVERSE, num_tiles);
-    rows.find_tile(start, sm.range);
-    if (tensor) {
+    rows.find_tile(start, sm);
+{% if segments %}    __syncthreads();  // the tile's rows
+    rows.mark_tile(start, sm, empty);
+{% endif %}    if (tensor) {
         ms_bar_wait(ms_shared_addr(bar));
     } else {
         ms_stage_tile<in_t, true>(in, n, tile, buf);
     }
-{% else %}    rows.find_tile(start, sm.range);
-    ms_stage_tile<in_t, true>(in, n, tile, buf);
-{% endif %}{% if segments %}    __syncthreads();  // the tile's rows
+{% else %}    rows.find_tile(start, sm);
+{% if segments %}    __syncthreads();  // the tile's rows
+    rows.mark_tile(start, sm, empty);
+{% endif %}    ms_stage_tile<in_t, true>(in, n, tile, buf);
+{% endif %}{% if segments %}    __syncthreads();  // the mask of row starts
 {% endif %}    // This thread's run: logical indices first + q of the tile, q = 0 .. MS_ITEMS - 1, at
     // logical positions g0 + q.
     const int first = threadIdx.x * MS_ITEMS;
     const ms_u64 first_x = base + (ms_u64)(MS_REVERSE ? MS_TILE - 1 - first : first);
     const ms_i64 g0 = start + first;
-    // The total of a row of no values (row r in memory): its initial value, or the identity.
-    const auto empty = [&](ms_u64 r) {
-        if (totals != 0) totals[r] = inits != 0 ? inits[r] : (has_init ? init : MsOp::identity().value);
-    };
-    const auto from = rows.at(first_x, g0, sm.range, empty);
+    // Rows are followed only where per-row values are read or written.
+    const bool per_row = inits != 0 || totals != 0;
+    const auto from = rows.at(first_x, g0, sm, per_row);
     // Fold the run in order under the lifting; values past the data count as the identity.
     ms_elem acc = MsOp::identity();
     {
@@ -284,13 +294,13 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
                 const int q = first + i;
                 const int e = MS_REVERSE ? MS_TILE - 1 - q : q;  // physical offset in the tile
                 const bool in_data = full || (ms_u64)e < valid;
+                const bool head = cursor.enter(i, in_data, false);
                 ms_elem x = MsOp::identity();
                 if (in_data) {
                     x.value = Map::apply(ch.e[MS_ROW_IN_CHUNK(k)]);
-                    x.flag = cursor.head(i) ? 1u : 0u;
+                    x.flag = head ? 1u : 0u;
                 }
                 acc = (j == 0 && k == 0) ? x : MsOp::combine(acc, x);
-                cursor.step(i, in_data, false);
             }
         }
     }
@@ -298,19 +308,20 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     const ms_elem excl = ms_block_exclusive(acc, aggregate, sm);
     if (threadIdx.x < 32) {
         // A tile whose first logical value starts a row needs no prefix.
-        const bool fresh = rows.fresh(base, full, start, sm.range);
+        const bool fresh = rows.fresh(base, full, start, sm);
         const ms_elem prefix = ms_lookback(claim, aggregate, num_tiles, state, aggs, incls, epoch,
                                            MsOp::identity(), 0, (ms_elem*)0, fresh);
         if (threadIdx.x == 0) sm.prefix = prefix;
     }
     __syncthreads();
     ms_elem run = claim > 0 ? MsOp::combine(sm.prefix, excl) : excl;
-    // Scan the run in place (the buffer now holds results), seeding each row.
-    {
-        const ms_val id = MsOp::identity().value;
-        const bool seeded = inits != 0 || has_init;
-        // Rows are followed only where per-row values are read or written.
-        const bool per_row = inits != 0 || totals != 0;
+    // Scan the run in place (the buffer now holds results), seeding each row. The loop is
+    // inlined twice, with constant arguments: once following rows, for per-row initial values
+    // or totals, and once not, whose code per value is only the combines and the row-start
+    // test.
+    const ms_val id = MsOp::identity().value;
+    const bool seeded = inits != 0 || has_init;
+    const auto scan_run = [&](const bool per_row_values) {
         auto cursor = from;
         ms_val seed = init;
 #pragma unroll
@@ -325,13 +336,13 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
                 const int q = first + i;
                 const int e = MS_REVERSE ? MS_TILE - 1 - q : q;
                 const bool in_data = full || (ms_u64)e < valid;
-                const bool head = cursor.head(i);
+                const bool head = cursor.enter(i, in_data, per_row_values);
                 // The row in memory of the value (the check keeps any offsets within the
                 // buffers).
                 const ms_u64 r = cursor.row();
-                const bool known = in_data && rows.holds(r);
+                const bool known = per_row_values && in_data && rows.holds(r);
                 // A row's seed is read where it starts, or where the run does.
-                if (inits != 0 && known && (head || (j == 0 && k == 0))) seed = inits[r];
+                if (known && inits != 0 && (head || (j == 0 && k == 0))) seed = inits[r];
                 ms_elem x = MsOp::identity();
                 if (in_data) {
                     x.value = Map::apply(ch.e[MS_ROW_IN_CHUNK(k)]);
@@ -347,13 +358,17 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
                     v = seeded ? ms_row_combine(seed, run.value) : run.value;
                 }
                 res.e[MS_ROW_IN_CHUNK(k)] = v;
-                if (totals != 0 && known && cursor.last(i)) {
+                if (known && totals != 0 && cursor.last(i)) {
                     totals[r] = seeded ? ms_row_combine(seed, run.value) : run.value;
                 }
-                cursor.step(i, in_data, per_row);
             }
             buf[c] = res.bits;
         }
+    };
+    if (per_row) {
+        scan_run(true);
+    } else {
+        scan_run(false);
     }
     __syncthreads();
     if (full) {

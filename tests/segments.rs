@@ -1,16 +1,15 @@
 //! Rows of any length given by CSR offsets, scanned on device buffers
 //! (`Scanner::scan_segments`: the staged row kernel's `segment_staged` for aligned buffers of
 //! values it stages, the register row kernel's `segment_scan` for the rest, both run here),
-//! against the sequential CPU
-//! backend: rows of 0, 1, 2, 31..33 elements and around tile sizes, rows of no elements first,
-//! last and between, every row empty, one row, a million short rows and a few long ones;
-//! forward and reverse, inclusive and exclusive from one or per-row initial values, with every
-//! row's total. Exact operators (sums of i64, the matrix product mod p, which is not
-//! commutative) compare exactly; sums of f32 with NaN and infinities compare exactly too, as
-//! every partial sum of their small integers is exact in f32 whatever the grouping. Also: a
-//! fused input map, the `Gpu` backend's checked host offsets, missing offsets and short
-//! buffers as errors, and offsets out of order or past the input, over one tile and over
-//! many, which must not fault.
+//! against the sequential CPU backend: rows of 0, 1, 2, 31..33 elements and around tile
+//! sizes, rows of no elements first, last, between and where tiles meet, every row empty, one
+//! row, a million short rows and a few long ones; forward and reverse, inclusive and
+//! exclusive from one or per-row initial values, with every row's total and without totals.
+//! Exact operators (sums of i64, the matrix product mod p, which is not commutative) compare
+//! exactly; sums of f32 with NaN and infinities compare exactly too, as every partial sum of
+//! their small integers is exact in f32 whatever the grouping. Also: a fused input map, the
+//! `Gpu` backend's checked host offsets, missing offsets and short buffers as errors, and
+//! offsets out of order or past the input, over one tile and over many, which must not fault.
 
 mod common;
 
@@ -51,6 +50,17 @@ fn shapes(rng: &mut Rng) -> Vec<Vec<usize>> {
         vec![1, 2, 31, 32, 33, 255, 256, 257, 1_023, 1_024, 1_025],
         vec![4_095, 0, 4_096, 4_097, 8_191, 8_192, 8_193, 0],
         vec![70_001, 0, 1, 65_536, 2],
+        // Rows of no elements where tiles of 4,096 values meet, and runs of them longer than
+        // a block of threads.
+        vec![4_096, 0, 0, 4_096, 0, 8_192, 0],
+        [
+            vec![0; 1_000],
+            vec![4_100],
+            vec![0; 1_000],
+            vec![3],
+            vec![0; 700],
+        ]
+        .concat(),
     ];
     shapes.push((0..3_000).map(|_| rng.below(5) as usize).collect());
     shapes.push(
@@ -97,6 +107,17 @@ fn check<M: Monoid>(
         .unwrap_or_else(|e| panic!("{what} {how:?}: {e}"));
     let got = g.stream().clone_dtoh(&output.slice(shift..)).unwrap();
     let got_totals = g.stream().clone_dtoh(&totals).unwrap();
+    // Without totals: the kernels then follow rows only where per-row initial values are read.
+    let mut plain = scanner.alloc_filled(n + shift, m.identity()).unwrap();
+    scanner
+        .scan_segments(
+            &input.slice(shift..),
+            &mut plain.slice_mut(shift..),
+            &offs,
+            how,
+        )
+        .unwrap_or_else(|e| panic!("{what} {how:?} without totals: {e}"));
+    let got_plain = g.stream().clone_dtoh(&plain.slice(shift..)).unwrap();
     let mut want = data.to_vec();
     let want_totals = Sequential
         .scan_segments(m, offsets, &mut want, how)
@@ -107,6 +128,14 @@ fn check<M: Monoid>(
             "{what} ({rows} rows) {how:?}: value {i} (row {}) is {:?}, want {:?}",
             row_of(i),
             got[i],
+            want[i]
+        );
+    }
+    if let Some(i) = (0..want.len()).find(|&i| !same(&got_plain[i], &want[i])) {
+        panic!(
+            "{what} ({rows} rows) {how:?} without totals: value {i} (row {}) is {:?}, want {:?}",
+            row_of(i),
+            got_plain[i],
             want[i]
         );
     }
@@ -317,6 +346,14 @@ fn wild_offsets_over_many_tiles_do_not_fault() {
                         &wild,
                         &how,
                         &mut totals,
+                    )
+                    .unwrap();
+                scanner
+                    .scan_segments(
+                        &input.slice(shift..shift + n),
+                        &mut output.slice_mut(shift..shift + n),
+                        &wild,
+                        &how,
                     )
                     .unwrap();
             }

@@ -400,7 +400,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                     swizzle: shape.swizzle(value_size),
                 },
                 tma_form: shape.tma.then(|| TmaCtx {
-                    tma_state: shape.row_staged_state_bytes(elem_size),
+                    tma_state: shape.row_staged_state_bytes(elem_size, segments),
                     tma_boxes: shape.tma_boxes(),
                     min_blocks: shape.min_blocks,
                 }),

@@ -401,10 +401,13 @@ impl KernelSet {
             }
             (
                 KernelSet::RowStaged {
-                    shape, value_size, ..
+                    shape,
+                    value_size,
+                    segments,
+                    ..
                 },
                 Entry::RowStaged | Entry::SegmentStaged,
-            ) => shape.row_staged_smem_bytes(*value_size, elem_size),
+            ) => shape.row_staged_smem_bytes(*value_size, elem_size, *segments),
             (KernelSet::SelectStaged(s), Entry::SelectStaged) => s.tile_bytes(in_size),
             (KernelSet::ColumnScan { shape, .. }, Entry::ColumnScan) => {
                 usize::try_from(shape.smem_bytes(elem_size)).unwrap_or(usize::MAX)

@@ -315,22 +315,44 @@ impl TileShape {
 
     /// Dynamic shared memory of the staged row scan (`templates/row_staged.cu`): a tile of
     /// `value_size`-byte values, and for the TMA form also the block's state over the segmented
-    /// lifting's `lifted_size`-byte elements ([`TileShape::row_staged_state_bytes`]).
-    pub fn row_staged_smem_bytes(&self, value_size: usize, lifted_size: usize) -> usize {
+    /// lifting's `lifted_size`-byte elements ([`TileShape::row_staged_state_bytes`]; `segments`:
+    /// rows given by offsets).
+    pub fn row_staged_smem_bytes(
+        &self,
+        value_size: usize,
+        lifted_size: usize,
+        segments: bool,
+    ) -> usize {
         match (self.staged, self.tma) {
             (false, _) => 0,
             (true, false) => self.tile_bytes(value_size),
             (true, true) => self
                 .tile_bytes(value_size)
-                .saturating_add(self.row_staged_state_bytes(lifted_size)),
+                .saturating_add(self.row_staged_state_bytes(lifted_size, segments)),
         }
     }
 
     /// Bytes after the tile in the staged row scan's TMA form: the staged scan's
-    /// ([`TileShape::tma_state_bytes`] over the lifting's `lifted_size`-byte elements) and the
-    /// two 8-byte row numbers where rows given by offsets find a tile's rows.
-    pub fn row_staged_state_bytes(&self, lifted_size: usize) -> usize {
-        self.tma_state_bytes(lifted_size) + 16
+    /// ([`TileShape::tma_state_bytes`] over the lifting's `lifted_size`-byte elements), and
+    /// where rows are given by offsets (`segments`) two 8-byte row numbers and a mask of the
+    /// tile's row starts (a bit per value, and two 32-bit words more).
+    ///
+    /// ```
+    /// use monoscan::tuning::{StateLayout, TileShape};
+    /// let s = TileShape::new(128, 32, StateLayout::for_size(8), 1);
+    /// // 4 warp sums, a prefix and a tile number (rounded to 48 bytes), an mbarrier slot.
+    /// assert_eq!(s.row_staged_state_bytes(8, false), 64);
+    /// // Two row numbers and the mask: 4096 / 32 + 2 words, rounded to 528 bytes.
+    /// assert_eq!(s.row_staged_state_bytes(8, true), 64 + 16 + 528);
+    /// ```
+    pub fn row_staged_state_bytes(&self, lifted_size: usize, segments: bool) -> usize {
+        let state = self.tma_state_bytes(lifted_size);
+        if segments {
+            let words = self.tile() as usize / 32 + 2;
+            state + 16 + (4 * words).div_ceil(16) * 16
+        } else {
+            state
+        }
     }
 
     /// Bytes after the tile in the TMA form's dynamic shared memory: the block's state (a sum

@@ -26,23 +26,17 @@ use crate::tuning::{DeviceLimits, Pace, StateLayout, TileShape, Tuning};
 /// called per use, can still spill: the forward kernel of the 2x2 matrix product mod p
 /// spills 144 bytes at 48 registers.)
 ///
-/// Rows given by offsets (`segments`) keep a row number and a mask of the run's row starts
-/// per thread: ptxas on `segment_staged` for sm_90 spills 36 to 132 bytes at 32 registers
-/// (sum u8 and f32, forward and reverse) and none at 40, and sum i64 (16-byte elements) 12
-/// bytes at 40 and none at 48, so they take 8 more registers up to 48 (12 blocks of 128
-/// threads per SM instead of 13, 5 of 256 instead of 6).
-pub(super) fn row_staged_registers(lifted_size: usize, rows: u64, segments: bool) -> (u32, u32) {
-    let (registers, block) = match (lifted_size, rows <= 1) {
+/// Rows given by offsets take the same bounds: their kernel keeps the mask of its tile's row
+/// starts in shared memory, which lowers the blocks per SM instead (12 of 128 threads for
+/// values of 2 and 4 bytes, 11 for 1 byte, 6 of 256 for 8 bytes), and ptxas reports no
+/// spills at the registers those leave (sum u8, f32, i64 and f64, forward and reverse).
+pub(super) fn row_staged_registers(lifted_size: usize, rows: u64) -> (u32, u32) {
+    match (lifted_size, rows <= 1) {
         (0..=8, true) => (32, 352),
         (0..=8, false) => (32, 128),
         (9..=16, true) => (40, 384),
         (9..=16, false) => (40, 256),
         _ => (48, 320),
-    };
-    if segments {
-        ((registers + 8).min(48), block)
-    } else {
-        (registers, block)
     }
 }
 
@@ -133,8 +127,8 @@ pub fn row_staged_shape(
 }
 
 /// The shape of the staged row scan over `rows` rows given by offsets (`segment_staged`):
-/// [`row_staged_shape`]'s, with the residency of the TMA form lowered where the kernel needs
-/// more registers to walk rows of any length (see `row_staged_registers`).
+/// [`row_staged_shape`]'s, with the residency of the TMA form that the mask of a tile's row
+/// starts in shared memory leaves ([`TileShape::row_staged_state_bytes`]).
 ///
 /// ```
 /// use monoscan::tuning::{policy, DeviceLimits, Tuning};
@@ -143,7 +137,9 @@ pub fn row_staged_shape(
 /// let s = policy::segment_staged_shape(4, 8, 1000, &h100, &t)?.unwrap();
 /// assert_eq!((s.block, s.items, s.min_blocks), (128, 32, 12));
 /// let s = policy::segment_staged_shape(8, 16, 1000, &h100, &t)?.unwrap();
-/// assert_eq!((s.block, s.items, s.min_blocks), (256, 16, 5));
+/// assert_eq!((s.block, s.items, s.min_blocks), (256, 16, 6));
+/// let s = policy::segment_staged_shape(1, 8, 1000, &h100, &t)?.unwrap();
+/// assert_eq!((s.block, s.items, s.min_blocks), (128, 128, 11));
 /// # Ok::<(), monoscan::Error>(())
 /// ```
 pub fn segment_staged_shape(
@@ -174,12 +170,12 @@ fn staged_rows_shape(
     if !shape.staged || shape.linear || !matches!(value_size, 1 | 2 | 4 | 8 | 16) {
         return Ok(None);
     }
-    let (registers, block) = row_staged_registers(lifted_size, rows, segments);
+    let (registers, block) = row_staged_registers(lifted_size, rows);
     let own = tuning.staged.is_none() && shape.tma;
     if own {
         shape.block = block;
     }
-    let smem = shape.row_staged_smem_bytes(value_size, lifted_size);
+    let smem = shape.row_staged_smem_bytes(value_size, lifted_size, segments);
     if smem > limits.shared_per_block_optin as usize {
         return Err(Error::invalid(format!(
             "staged row shape {}x{} needs {smem} bytes of shared memory (the device allows {} per block)",

@@ -55,37 +55,46 @@ fn staged_row_shapes_leave_the_lifted_elements_their_registers() {
         assert_eq!(s.items as usize * value, 128);
         assert!(s.tma_fits(value));
         assert_eq!(s.layout, StateLayout::for_size(lifted));
-        let smem = s.row_staged_smem_bytes(value, lifted);
+        let smem = s.row_staged_smem_bytes(value, lifted, false);
         assert!(hopper().blocks_per_sm(s.block, smem) >= s.min_blocks);
-        let (registers, _) = row_staged_registers(lifted, rows, false);
+        let (registers, _) = row_staged_registers(lifted, rows);
         assert!(
             register_cap(s.block, s.min_blocks) >= registers,
             "{value}/{lifted} x {rows}"
         );
-        // The block state holds lifted warp sums and prefix, a tile number, two row numbers
-        // and an mbarrier.
-        let state = s.row_staged_state_bytes(lifted);
+        // The block state holds lifted warp sums and prefix, a tile number and an mbarrier;
+        // for rows given by offsets also two row numbers and a bit per value.
+        let state = s.row_staged_state_bytes(lifted, false);
         assert!(
-            state >= (s.block as usize / 32 + 1) * lifted + 4 + 16 + 8,
+            state >= (s.block as usize / 32 + 1) * lifted + 4 + 16,
             "{value}/{lifted}"
         );
-        // Rows given by offsets: the same tile, as many blocks as their registers allow.
+        let marked = s.row_staged_state_bytes(lifted, true);
+        assert!(
+            marked >= state + 16 + s.tile() as usize / 8 + 4,
+            "{value}/{lifted}"
+        );
+        // Rows given by offsets: the same tile, as many blocks as their registers and shared
+        // memory allow.
         let g = segment_staged_shape(value, lifted, rows, &hopper(), &t)
             .unwrap()
             .unwrap();
         assert_eq!((g.block, g.items, g.layout), (s.block, s.items, s.layout));
-        let (registers, _) = row_staged_registers(lifted, rows, true);
-        assert!(registers >= row_staged_registers(lifted, rows, false).0);
         assert!(
             register_cap(g.block, g.min_blocks) >= registers && g.min_blocks <= s.min_blocks,
             "{value}/{lifted} x {rows}: {g:?}"
         );
+        let smem = g.row_staged_smem_bytes(value, lifted, true);
+        assert!(hopper().blocks_per_sm(g.block, smem) >= g.min_blocks);
         // sm_80: cp.async, a tile of values only, whatever the rows.
         let a = row_staged_shape(value, lifted, rows, &DeviceLimits::for_arch(80), &t)
             .unwrap()
             .unwrap();
         assert!(a.staged && !a.tma && a.min_blocks == 0);
-        assert_eq!(a.row_staged_smem_bytes(value, lifted), a.tile_bytes(value));
+        assert_eq!(
+            a.row_staged_smem_bytes(value, lifted, true),
+            a.tile_bytes(value)
+        );
     }
     assert!(row_staged_shape(12, 16, 2, &hopper(), &t)
         .unwrap()
