@@ -270,7 +270,10 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
         if swizzled.staged {
             let mut shares = swizzled;
             shares.chains = policy::chains(&cost, t, &shares, size);
-            let set = KernelSet::ShareScan(shares);
+            let set = KernelSet::ShareScan {
+                shape: shares,
+                stages: policy::share_scan_stages(t),
+            };
             if shares.shares_fit(size) && in_size == size && !sets.contains(&set) {
                 sets.push(set);
             }

@@ -89,8 +89,10 @@ fn every_autotuned_class_agrees_under_every_candidate_shape() {
 /// The share scan (`ShareScan::Always`) computes what the sequential scan does for every
 /// class whose share steps fit: inputs of whole shares only, of a tail of one element less
 /// than a share, and of a short tail, each of two or three steps per share (the sizes follow
-/// from the resident threads of the module the scanner loads).
+/// from the resident threads of the module the scanner loads), in one and in two stage
+/// buffers.
 struct EveryShareScan {
+    stages: u32,
     checked: usize,
 }
 
@@ -99,6 +101,7 @@ impl Visit for EveryShareScan {
     fn visit<C: Class>(&mut self, class: &C) -> Result<(), Self::Error> {
         let tuning = Tuning {
             share_scan: ShareScan::Always,
+            share_stages: Some(self.stages),
             autotune: false,
             ..Tuning::default()
         };
@@ -134,12 +137,26 @@ impl Visit for EveryShareScan {
         ] {
             let n = (bytes / size as u64) as usize;
             let xs = class.generate(n, n as u64);
-            let m = classes::check(&gpu, class, &xs)
-                .unwrap_or_else(|e| panic!("{} in the share scan, n {n}: {e}", C::NAME));
-            assert!(m.is_none(), "in the share scan: {}", m.unwrap());
+            let m = classes::check(&gpu, class, &xs).unwrap_or_else(|e| {
+                panic!(
+                    "{} in the share scan ({} stages), n {n}: {e}",
+                    C::NAME,
+                    self.stages
+                )
+            });
+            assert!(
+                m.is_none(),
+                "in the share scan ({} stages): {}",
+                self.stages,
+                m.unwrap()
+            );
             self.checked += 1;
         }
-        eprintln!("{}: the share scan agrees", C::NAME);
+        eprintln!(
+            "{}: the share scan agrees in {} stages",
+            C::NAME,
+            self.stages
+        );
         Ok(())
     }
 }
@@ -149,11 +166,13 @@ fn every_class_agrees_in_the_share_scan() {
     if common::gpu::gpu().is_none() {
         return;
     }
-    let mut v = EveryShareScan { checked: 0 };
-    let Ok(()) = classes::visit_all(&mut v);
-    let Ok(()) = classes::visit_sizes(&mut v);
-    if common::gpu::gpu().is_some_and(|g| g.info().cc >= 90) {
-        assert!(v.checked >= 30, "only {} inputs checked", v.checked);
+    for stages in [1, 2] {
+        let mut v = EveryShareScan { stages, checked: 0 };
+        let Ok(()) = classes::visit_all(&mut v);
+        let Ok(()) = classes::visit_sizes(&mut v);
+        if common::gpu::gpu().is_some_and(|g| g.info().cc >= 90) {
+            assert!(v.checked >= 30, "only {} inputs checked", v.checked);
+        }
     }
 }
 

@@ -51,7 +51,7 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::CombineRate { .. } => 14,
         KernelSet::RowStaged { .. } => 15,
         KernelSet::ColumnScan { .. } => 16,
-        KernelSet::ShareScan(_) => 17,
+        KernelSet::ShareScan { .. } => 17,
         KernelSet::StagedScanReverse(_) => 18,
     }
 }
@@ -121,8 +121,14 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
             // The share scan, in the staged reduce's shape, wherever its steps fit (sm_90).
             let mut shares = r;
             shares.chains = policy::chains(&cost, t, &shares, size);
-            if shares.shares_fit(size) && !sets.contains(&KernelSet::ShareScan(shares)) {
-                sets.push(KernelSet::ShareScan(shares));
+            for stages in [1, policy::SHARE_STAGES] {
+                let set = KernelSet::ShareScan {
+                    shape: shares,
+                    stages,
+                };
+                if shares.shares_fit(size) && !sets.contains(&set) {
+                    sets.push(set);
+                }
             }
             if r.staged && policy::reduce_staged(size, &cost) {
                 r.chains = policy::chains(&cost, t, &r, size);

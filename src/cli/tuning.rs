@@ -70,6 +70,9 @@ pub struct TuningArgs {
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
     pub share_scan: Option<ShareScan>,
+    /// Stage buffers of the share scan, 1 or 2 (default: the policy's).
+    #[arg(long, value_name = "N")]
+    pub share_stages: Option<u32>,
     /// How the blocks of the staged 1-D, row and column scans find their tiles: `block-index` (block b
     /// on tile b; the default), `one-wave` (by block index in a cooperative grid of one wave,
     /// claimed from a counter beyond) or `claimed` (always from the counter).
@@ -144,6 +147,7 @@ impl TuningArgs {
             staged_reduce: !self.no_staged_reduce,
             share_reduce: !self.no_share_reduce,
             share_scan: self.share_scan.unwrap_or(default.share_scan),
+            share_stages: self.share_stages,
             tile_order: self.tile_order.unwrap_or(default.tile_order),
         };
         tuning

@@ -329,7 +329,11 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 }),
             },
         ),
-        KernelSet::StagedReduce(s) | KernelSet::ShareScan(s) => engine::render(
+        KernelSet::StagedReduce(s)
+        | KernelSet::ShareScan {
+            shape: s,
+            stages: _,
+        } => engine::render(
             template,
             &StagedReduceCtx {
                 prefix,
@@ -338,7 +342,10 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 stages: crate::tuning::policy::REDUCE_STAGES,
                 tma_boxes: s.tma_boxes(),
                 shares: s.shares_fit(elem_size),
-                share_stages: crate::tuning::policy::SHARE_STAGES,
+                share_stages: match set {
+                    KernelSet::ShareScan { stages, .. } => stages,
+                    _ => crate::tuning::policy::SHARE_STAGES,
+                },
                 share_columns: TileShape::share_columns(elem_size),
                 share_unit: TileShape::unit(elem_size),
                 tile: TileCtx::of(&s),

@@ -159,8 +159,14 @@ pub enum KernelSet {
     StagedReduce(TileShape),
     /// The share scan (`share_scan.cu`): each resident thread folds one contiguous share of the
     /// input, then scans it again from its carry; the TMA forms, in the staged reduce's shape
-    /// (its share steps), for combines that cost more than the bytes they move.
-    ShareScan(TileShape),
+    /// (its share steps), for combines that cost more than the bytes they move; `stages`
+    /// stage buffers (1 or 2, [`crate::tuning::policy::share_scan_stages`]).
+    ShareScan {
+        /// The staged reduce's shape.
+        shape: TileShape,
+        /// Stage buffers per block.
+        stages: u32,
+    },
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
     ReduceThenScan(TileShape),
@@ -252,7 +258,13 @@ impl KernelSet {
             KernelSet::BrentKung { block } => format!("brent-kung-b{block}"),
             KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
             KernelSet::StagedReduce(s) => format!("staged-reduce-{}", s.name()),
-            KernelSet::ShareScan(s) => format!("share-scan-{}", s.name()),
+            KernelSet::ShareScan { shape, stages } => {
+                if *stages == crate::tuning::policy::SHARE_STAGES {
+                    format!("share-scan-{}", shape.name())
+                } else {
+                    format!("share-scan-{}-s{stages}", shape.name())
+                }
+            }
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
@@ -302,7 +314,7 @@ impl KernelSet {
             KernelSet::BrentKung { .. } => "brent_kung.cu",
             KernelSet::TiledReduce(_) => "tiled_reduce.cu",
             KernelSet::StagedReduce(_) => "staged_reduce.cu",
-            KernelSet::ShareScan(_) => "share_scan.cu",
+            KernelSet::ShareScan { .. } => "share_scan.cu",
             KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
             KernelSet::SinglePass(_) => "single_pass.cu",
             KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => "staged_scan.cu",
@@ -330,7 +342,7 @@ impl KernelSet {
                 &[Entry::Fill, Entry::ReduceStaged, Entry::ReduceShares]
             }
             KernelSet::StagedReduce(_) => &[Entry::Fill, Entry::ReduceStaged],
-            KernelSet::ShareScan(_) => &[Entry::Fill, Entry::ShareTotals, Entry::ShareScan],
+            KernelSet::ShareScan { .. } => &[Entry::Fill, Entry::ShareTotals, Entry::ShareScan],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
             KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
             KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => {
@@ -364,7 +376,7 @@ impl KernelSet {
             | KernelSet::CombineRate { block, .. } => *block,
             KernelSet::TiledReduce(s)
             | KernelSet::StagedReduce(s)
-            | KernelSet::ShareScan(s)
+            | KernelSet::ShareScan { shape: s, .. }
             | KernelSet::ReduceThenScan(s)
             | KernelSet::SinglePass(s)
             | KernelSet::StagedScan(s)
@@ -394,10 +406,10 @@ impl KernelSet {
             (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
                 s.reduce_shares_smem_bytes(elem_size)
             }
-            (KernelSet::ShareScan(s), Entry::ShareTotals | Entry::ShareScan)
-                if s.shares_fit(elem_size) =>
+            (KernelSet::ShareScan { shape, stages }, Entry::ShareTotals | Entry::ShareScan)
+                if shape.shares_fit(elem_size) =>
             {
-                s.shares_smem_bytes(elem_size)
+                shape.shares_smem_bytes(elem_size, *stages)
             }
             (
                 KernelSet::RowStaged {

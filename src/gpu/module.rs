@@ -77,7 +77,7 @@ impl Loaded {
                         KernelSet::StagedScan(_)
                             | KernelSet::StagedScanReverse(_)
                             | KernelSet::StagedReduce(_)
-                            | KernelSet::ShareScan(_)
+                            | KernelSet::ShareScan { .. }
                             | KernelSet::RowStaged { .. }
                             | KernelSet::ColumnScan { .. }
                     ) {

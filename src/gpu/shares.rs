@@ -21,7 +21,7 @@ pub(super) fn scan<M: Monoid, In: crate::element::Element>(
     out: DevSlice<M::Elem>,
     run: &Run<M::Elem>,
 ) -> Result<bool> {
-    let KernelSet::ShareScan(shape) = set else {
+    let KernelSet::ShareScan { shape, .. } = set else {
         return Ok(false);
     };
     let size = sc.op.op().elem_size as u64;

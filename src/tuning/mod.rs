@@ -234,6 +234,10 @@ pub struct Tuning {
     pub share_reduce: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
+    /// Stage buffers of the share scan, 1 or 2 (`None`: the policy's,
+    /// [`policy::share_scan_stages`]). Two let a block's next step arrive while it combines
+    /// the current one; one halves its shared memory, so that more blocks reside on an SM.
+    pub share_stages: Option<u32>,
     /// How the blocks of the staged 1-D, row and column scans find their tiles: by block index (the
     /// default; a cooperative grid for one wave), by block index for one wave and claimed from
     /// a counter beyond, or always claimed ([`TileOrder`]).
@@ -294,6 +298,12 @@ impl Tuning {
                 self.chains.unwrap_or(0)
             )));
         }
+        if self.share_stages.is_some_and(|s| !(1..=2).contains(&s)) {
+            return Err(Error::invalid(format!(
+                "{} share-scan stages: expected 1 or 2",
+                self.share_stages.unwrap_or(0)
+            )));
+        }
         if self.pace_waves > 64 {
             return Err(Error::invalid(format!(
                 "{} paced waves: at most 64",
@@ -326,6 +336,7 @@ impl Default for Tuning {
             staged_reduce: true,
             share_reduce: true,
             share_scan: ShareScan::Auto,
+            share_stages: None,
             tile_order: TileOrder::BlockIndex,
         }
     }
@@ -341,7 +352,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, reduce {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {}, tile order {}",
+            "tile {}, one-tile {}, staged {}, select {}, reduce {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {} ({} stages), tile order {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -360,6 +371,8 @@ impl fmt::Display for Tuning {
             if self.staged_reduce { "on" } else { "off" },
             if self.share_reduce { "on" } else { "off" },
             self.share_scan.name(),
+            self.share_stages
+                .map_or("auto".to_string(), |s| s.to_string()),
             self.tile_order
         )
     }
@@ -429,11 +442,27 @@ mod tests {
                 chains: Some(9),
                 ..Tuning::default()
             },
+            Tuning {
+                share_stages: Some(0),
+                ..Tuning::default()
+            },
+            Tuning {
+                share_stages: Some(3),
+                ..Tuning::default()
+            },
         ];
         for t in bad {
             assert!(t.validate().is_err(), "{t:?}");
         }
         let text = Tuning::default().to_string();
         assert!(text.contains("prefetch 3072 KiB"), "{text}");
+        assert!(text.contains("share scan auto (auto stages)"), "{text}");
+        for stages in [1, 2] {
+            let t = Tuning {
+                share_stages: Some(stages),
+                ..Tuning::default()
+            };
+            assert!(t.validate().is_ok(), "{t:?}");
+        }
     }
 }

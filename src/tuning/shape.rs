@@ -277,40 +277,42 @@ impl TileShape {
         (size / a) as u32
     }
 
-    /// Dynamic shared memory of the share scan (`templates/share_scan.cu`): 1 KiB of slack
-    /// that lets the buffers start on 1 KiB, [`super::policy::SHARE_STAGES`] steps of
+    /// Dynamic shared memory of the share scan (`templates/share_scan.cu`) in `stages` stage
+    /// buffers: 1 KiB of slack that lets the buffers start on 1 KiB, `stages` steps of
     /// [`Self::share_columns`] columns of a row per thread, the block's state and the
     /// mbarriers.
-    pub fn shares_smem_bytes(&self, size: usize) -> usize {
-        self.share_stages_smem_bytes(size, Self::share_columns(size))
+    pub fn shares_smem_bytes(&self, size: usize, stages: u32) -> usize {
+        self.share_stages_smem_bytes(size, Self::share_columns(size), stages)
     }
 
     /// Dynamic shared memory of the staged reduce's share form (`reduce_shares` in
     /// `templates/lib/share_fold.cuh`): as [`Self::shares_smem_bytes`], but its stages hold
     /// one 128-byte column of a row per thread whatever the element's size.
     pub fn reduce_shares_smem_bytes(&self, size: usize) -> usize {
-        self.share_stages_smem_bytes(size, 1)
+        self.share_stages_smem_bytes(size, 1, super::policy::SHARE_STAGES)
     }
 
-    /// The share forms' dynamic shared memory with stages of `columns` 128-byte columns of a
-    /// row per thread.
-    fn share_stages_smem_bytes(&self, size: usize, columns: u32) -> usize {
-        let stages = super::policy::SHARE_STAGES as usize;
+    /// The share forms' dynamic shared memory with `stages` stages of `columns` 128-byte
+    /// columns of a row per thread.
+    fn share_stages_smem_bytes(&self, size: usize, columns: u32, stages: u32) -> usize {
+        let stages = stages as usize;
         let state = self.reduce_state_bytes(size);
         (columns as usize * self.block as usize * 128)
             .saturating_mul(stages)
             .saturating_add(1024 + state + 8 * stages)
     }
 
-    /// Whether the staged reduce's share form applies to this shape with elements of `size`
-    /// bytes: a TMA form, rows that split into boxes of whole 8-row groups (each box starts a
-    /// 1 KiB swizzle period), and stages that fit the 227 KiB a block of sm_90 may opt into.
+    /// Whether the staged reduce's share form and the share scan apply to this shape with
+    /// elements of `size` bytes: a TMA form, rows that split into boxes of whole 8-row groups
+    /// (each box starts a 1 KiB swizzle period), and the share scan's
+    /// [`super::policy::SHARE_STAGES`] stages (the most it takes) within the 227 KiB a block of
+    /// sm_90 may opt into.
     pub fn shares_fit(&self, size: usize) -> bool {
         self.staged
             && self.tma
             && size > 0
             && self.block % (8 * self.tma_boxes()) == 0
-            && self.shares_smem_bytes(size) <= 227 * 1024
+            && self.shares_smem_bytes(size, super::policy::SHARE_STAGES) <= 227 * 1024
     }
 
     /// Dynamic shared memory of the staged row scan (`templates/row_staged.cu`): a tile of

@@ -48,7 +48,7 @@ fn checked<In, T>(
     k: &Loaded,
     a: &ShareScan<In, T>,
 ) -> Result<(TileShape, u64, TensorMap, TensorMap)> {
-    let KernelSet::ShareScan(shape) = k.set() else {
+    let KernelSet::ShareScan { shape, .. } = k.set() else {
         return Err(Error::invalid(
             "internal: a share scan needs a share-scan module",
         ));

@@ -188,7 +188,10 @@ impl Plan {
         let shape = self.shape(Purpose::StagedReduce)?;
         Ok(shape
             .shares_fit(self.elem_size)
-            .then_some(KernelSet::ShareScan(shape)))
+            .then_some(KernelSet::ShareScan {
+                shape,
+                stages: policy::share_scan_stages(&self.tuning),
+            }))
     }
 
     /// Whether 1-D scans run in the share scan's form where it applies: always under

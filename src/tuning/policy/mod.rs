@@ -14,7 +14,7 @@ pub use reduce::{
     LINEAR_REDUCE_MIN_BYTES, REDUCE_STAGES,
 };
 pub use rows::{row_pace, row_staged_shape, segment_staged_shape};
-pub use shares::{reduce_shares, shares, Shares, MIN_SHARE_STEPS, SHARE_STAGES};
+pub use shares::{reduce_shares, share_scan_stages, shares, Shares, MIN_SHARE_STEPS, SHARE_STAGES};
 pub use small::{
     small_reduce_shape, small_staged_shape, SMALL_INPUT_BYTES, SMALL_REDUCE_RUN_BYTES,
     SMALL_TILE_THREADS,

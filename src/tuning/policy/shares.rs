@@ -5,11 +5,25 @@ use super::INLINE_MAX_WEIGHT;
 use crate::tuning::cost::CombineCost;
 #[cfg(doc)]
 use crate::tuning::TileShape;
+use crate::tuning::Tuning;
 
 /// Stage buffers of the share forms: the share scan's hold a step each, the staged reduce's
 /// one 128-byte column of a row per thread. Two keep an expensive combine busy and leave
 /// shared memory for three blocks of 256 threads per SM where a stage is one column.
 pub const SHARE_STAGES: u32 = 2;
+
+/// Stage buffers of the share scan under `tuning`: its `share_stages`, else
+/// [`SHARE_STAGES`].
+///
+/// ```
+/// use monoscan::tuning::{policy, Tuning};
+/// assert_eq!(policy::share_scan_stages(&Tuning::default()), policy::SHARE_STAGES);
+/// let one = Tuning { share_stages: Some(1), ..Tuning::default() };
+/// assert_eq!(policy::share_scan_stages(&one), 1);
+/// ```
+pub fn share_scan_stages(tuning: &Tuning) -> u32 {
+    tuning.share_stages.unwrap_or(SHARE_STAGES)
+}
 
 /// The fewest steps per share for which the share form runs: below, the input is too small
 /// to give every resident thread a run of its own and the per-tile reduce takes it.

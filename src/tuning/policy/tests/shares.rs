@@ -64,11 +64,13 @@ fn share_steps_hold_whole_elements_and_fit_where_they_apply() {
         );
         let s = shape(size, 90, Purpose::StagedReduce).unwrap();
         if s.shares_fit(size) {
-            assert!(s.shares_smem_bytes(size) <= hopper().shared_per_block_optin as usize);
+            let two = s.shares_smem_bytes(size, SHARE_STAGES);
+            assert!(two <= hopper().shared_per_block_optin as usize);
+            assert!(s.shares_smem_bytes(size, 1) < two, "{size}");
             // The reduce stages one column per stage, whatever the element's size: three
             // blocks of 256 threads fit an SM of sm_90.
             let reduce = s.reduce_shares_smem_bytes(size);
-            assert!(reduce <= s.shares_smem_bytes(size), "{size}");
+            assert!(reduce <= two, "{size}");
             if s.block == 256 {
                 assert!(
                     3 * reduce <= hopper().shared_per_sm as usize,
