@@ -512,6 +512,24 @@ fn staged_row_scans_refuse_other_sizes() {
     assert!(err.to_string().contains("maps in place"), "{err}");
 }
 
+/// The share scan renders in one and two stage buffers and refuses other counts.
+#[test]
+fn share_scans_refuse_other_stage_counts() {
+    let limits = DeviceLimits::for_arch(90);
+    let op = Sum::<f64>::new().cuda();
+    let shape = policy::staged_reduce_shape(8, &limits, &Tuning::default()).unwrap();
+    let set = |stages| KernelSet::ShareScan { shape, stages };
+    for stages in [1, policy::SHARE_STAGES] {
+        let r = render(&op, &KernelSpec::new(set(stages))).unwrap();
+        let line = format!("#define MS_SHARE_STAGES {stages}");
+        assert!(r.source.contains(&line), "{stages}");
+    }
+    for stages in [0, policy::SHARE_STAGES + 1] {
+        let err = render(&op, &KernelSpec::new(set(stages))).unwrap_err();
+        assert!(err.to_string().contains("stage buffers"), "{err}");
+    }
+}
+
 /// The column scans: elements of 1 to 64 bytes (every look-back state layout), 2 to 1000
 /// columns (one and many row groups: both scans of the groups' totals; tiles of whole rows and
 /// strips), forward and reverse, in the shape the policy picks on sm_`cc` (a bulk copy of full

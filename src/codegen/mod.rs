@@ -190,6 +190,14 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             )));
         }
     }
+    if let KernelSet::ShareScan { stages, .. } = spec.set {
+        if !(1..=crate::tuning::policy::SHARE_STAGES).contains(&stages) {
+            return Err(Error::invalid(format!(
+                "the share scan takes 1 to {} stage buffers, not {stages}",
+                crate::tuning::policy::SHARE_STAGES
+            )));
+        }
+    }
     if let KernelSet::RowStaged { value_size, .. } = spec.set {
         let value = op.layout.field("value").map(|f| f.ty.size);
         if value != Some(value_size) {
