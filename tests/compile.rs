@@ -65,7 +65,7 @@ fn selects(op: &CudaOp) -> bool {
 /// Every set the library generates for `op` on sm_`cc`: the textbook, tiled, single-pass and
 /// one-tile families in the policy's shapes (the one-tile scan also in the single-pass shape), the staged scan where the element size and the
 /// architecture allow it (by tensor copies on sm_90 by default, by `cp.async` there with
-/// `tma: false`), the share scan where its steps fit, compaction's sets for u32 counts with an input map, the lane copies, the
+/// `tma: false`), the share scan in one and two stage buffers where its steps fit, compaction's sets for u32 counts with an input map, the lane copies, the
 /// combine-rate kernel, and the check set.
 fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
     let size = op.elem_size;
