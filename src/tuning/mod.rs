@@ -298,10 +298,14 @@ impl Tuning {
                 self.chains.unwrap_or(0)
             )));
         }
-        if self.share_stages.is_some_and(|s| !(1..=2).contains(&s)) {
+        if self
+            .share_stages
+            .is_some_and(|s| !(1..=policy::SHARE_STAGES).contains(&s))
+        {
             return Err(Error::invalid(format!(
-                "{} share-scan stages: expected 1 or 2",
-                self.share_stages.unwrap_or(0)
+                "{} share-scan stages: expected 1 to {}",
+                self.share_stages.unwrap_or(0),
+                policy::SHARE_STAGES
             )));
         }
         if self.pace_waves > 64 {
