@@ -2,14 +2,17 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 benches/cub/cub_baseline.cu -o /tmp/cub_baseline && /tmp/cub_baseline
 // Prints, for each case, CUB's median time (CUDA events, 20 runs after warm-up) and the ratio
 // to a device-to-device copy of the same bytes measured in the same run.
-// `/tmp/cub_baseline builtins` runs the built-in cases alone, `/tmp/cub_baseline classes` the
-// representative operator classes alone (benches/cub/classes.cuh): for each, one check line
-// (CUB's scan and reduce of 1,000,003 elements against a host fold, for the exact classes) and
-// one machine-readable line per case (`cub_class,...`, header first): DeviceScan::InclusiveScan
-// beside a device-to-device copy, DeviceReduce::Reduce (from the identity) beside a read pass of
-// the same bytes, at 2^16, 2^20 and 2^24 elements (below 1 GiB) and at 1 GiB of input
-// (2^30 / size rounded down to a multiple of 2^16 elements), the sizes of `monoscan bench
-// --cases classes`, on the same data.
+// `/tmp/cub_baseline builtins` runs the built-in cases alone, `/tmp/cub_baseline sizes` CUB's sum
+// and reduction of i32 at every size of `monoscan bench --min-log2 14 --max-log2 28 --step 2`,
+// timed as monoscan bench times (each run after a 50 us hold of the stream, so that the events
+// span the GPU's work only), beside a held copy and a held read pass;
+// `/tmp/cub_baseline classes` the representative operator classes alone
+// (benches/cub/classes.cuh): for each, one check line (CUB's scan and reduce of 1,000,003
+// elements against a host fold, for the exact classes) and one machine-readable line per case
+// (`cub_class,...`, header first): DeviceScan::InclusiveScan beside a device-to-device copy,
+// DeviceReduce::Reduce (from the identity) beside a read pass of the same bytes, at 2^16, 2^20
+// and 2^24 elements (below 1 GiB) and at 1 GiB of input (2^30 / size rounded down to a
+// multiple of 2^16 elements), the sizes of `monoscan bench --cases classes`, on the same data.
 #include <cub/cub.cuh>
 #include <cstdio>
 #include <cstring>
@@ -27,13 +30,29 @@ struct Compose {
 };
 struct Even { __device__ __forceinline__ bool operator()(const int& x) const { return (x & 1) == 0; } };
 
-template <typename F> float median_ms(F f) {
+// `before` runs ahead of each start event, untimed.
+template <typename B, typename F> float median_ms(B before, F f) {
     cudaEvent_t a, b; CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b));
     for (int i = 0; i < 3; ++i) f();
     std::vector<float> ts;
-    for (int i = 0; i < 20; ++i) { CHECK(cudaEventRecord(a)); f(); CHECK(cudaEventRecord(b)); CHECK(cudaEventSynchronize(b)); float t; CHECK(cudaEventElapsedTime(&t, a, b)); ts.push_back(t); }
+    for (int i = 0; i < 20; ++i) { before(); CHECK(cudaEventRecord(a)); f(); CHECK(cudaEventRecord(b)); CHECK(cudaEventSynchronize(b)); float t; CHECK(cudaEventElapsedTime(&t, a, b)); ts.push_back(t); }
     std::sort(ts.begin(), ts.end());
+    CHECK(cudaEventDestroy(a)); CHECK(cudaEventDestroy(b));
     return ts[ts.size() / 2];
+}
+template <typename F> float median_ms(F f) { return median_ms([] {}, f); }
+
+// Keeps the stream busy for `ns` nanoseconds of the global timer, as monoscan bench's hold does:
+// the host enqueues the start event, the work and the end event meanwhile.
+__global__ void hold(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+
+// median_ms with each timed run queued behind a 50 us hold.
+template <typename F> float held_ms(F f) {
+    return median_ms([&] { hold<<<1, 1>>>(50000); CHECK(cudaGetLastError()); }, f);
 }
 
 template <typename T> float copy_ms(T* src, T* dst, size_t n) {
@@ -117,6 +136,31 @@ void run_class(const cudaDeviceProp& p) {
     CHECK(cudaFree(x)); CHECK(cudaFree(y)); CHECK(cudaFree(out)); CHECK(cudaFree(sink));
 }
 
+// CUB's inclusive sum and reduction of i32 from 2^14 to 2^28 elements, held as monoscan bench
+// holds, beside a held copy and a held read pass of the same bytes; one `cub_size,...` line each.
+void run_sizes(const cudaDeviceProp& p) {
+    const size_t largest = size_t(1) << 28;
+    int *x, *y; unsigned* sink;
+    CHECK(cudaMalloc(&x, largest * 4)); CHECK(cudaMalloc(&y, largest * 4)); CHECK(cudaMalloc(&sink, 4));
+    CHECK(cudaMemset(x, 1, largest * 4));
+    printf("cub_size,op,n,ms,baseline,baseline_ms,fraction\n");
+    for (int l = 14; l <= 28; l += 2) {
+        const size_t n = size_t(1) << l;
+        void* tmp = nullptr; size_t bytes = 0;
+        CHECK(cub::DeviceScan::InclusiveSum(tmp, bytes, x, y, (int)n)); CHECK(cudaMalloc(&tmp, bytes));
+        const float c = held_ms([&] { CHECK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice)); });
+        const float t = held_ms([&] { CHECK(cub::DeviceScan::InclusiveSum(tmp, bytes, x, y, (int)n)); });
+        printf("cub_size,inclusive sum i32,%zu,%.4f,copy,%.4f,%.3f\n", n, t, c, c / t);
+        CHECK(cudaFree(tmp)); tmp = nullptr; bytes = 0;
+        CHECK(cub::DeviceReduce::Sum(tmp, bytes, x, y, (int)n)); CHECK(cudaMalloc(&tmp, bytes));
+        const float rp = held_ms([&] { read_pass<<<p.multiProcessorCount * 8, 512>>>((const Word*)x, n / 4, sink); CHECK(cudaGetLastError()); });
+        const float r = held_ms([&] { CHECK(cub::DeviceReduce::Sum(tmp, bytes, x, y, (int)n)); });
+        printf("cub_size,reduce sum i32,%zu,%.4f,read pass,%.4f,%.3f\n", n, r, rp, rp / r);
+        CHECK(cudaFree(tmp));
+    }
+    CHECK(cudaFree(x)); CHECK(cudaFree(y)); CHECK(cudaFree(sink));
+}
+
 void run_classes(const cudaDeviceProp& p) {
     printf("cub_class,class,elem_bytes,op,n,ms,baseline,baseline_ms,fraction\n");
     run_class<LinearU32>(p);
@@ -134,7 +178,8 @@ void run_classes(const cudaDeviceProp& p) {
 int main(int argc, char** argv) {
     const bool builtins = argc < 2 || std::strcmp(argv[1], "builtins") == 0;
     const bool classes = argc < 2 || std::strcmp(argv[1], "classes") == 0;
-    if (!builtins && !classes) { printf("usage: %s [builtins|classes]\n", argv[0]); return 2; }
+    const bool sizes = argc >= 2 && std::strcmp(argv[1], "sizes") == 0;
+    if (!builtins && !classes && !sizes) { printf("usage: %s [builtins|classes|sizes]\n", argv[0]); return 2; }
     cudaDeviceProp p; CHECK(cudaGetDeviceProperties(&p, 0));
     printf("device: %s\n", p.name);
     if (builtins) {
@@ -166,6 +211,7 @@ int main(int argc, char** argv) {
         printf("cub inclusive scan affine f64 (16 B) 2^26: %.4f ms, copy %.4f ms, fraction of copy %.3f\n", t, c, c / t);
     }
     }
+    if (sizes) run_sizes(p);
     if (classes) run_classes(p);
     return 0;
 }
