@@ -7,12 +7,13 @@
 
 use super::bench::{Ctx, Row};
 use super::CliError;
+use monoscan::bench::classes::{Class, LogSumExp};
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Sum};
 use monoscan::Monoid;
 
 /// Measurements this family adds to the progress count.
-pub(super) const CASES: usize = 22;
+pub(super) const CASES: usize = 24;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
 const SUM_SHAPES: [(usize, usize, usize); 10] = [
@@ -161,7 +162,9 @@ impl Ctx<'_> {
     }
 
     /// 1-D scans, forward then reverse: sum i32 over 2^28 elements (or the largest size asked
-    /// for), and the 16-byte affine f64 maps over a quarter as many (the same bytes).
+    /// for), the 16-byte affine f64 maps over a quarter as many and log-sum-exp over half as
+    /// many (the same bytes; an expensive combine, whose forward scan the autotuner may give to
+    /// the share scan).
     fn reverse_case(&mut self) -> Result<(), CliError> {
         let l = super::bench::log2_sizes(self.args, 4)
             .last()
@@ -173,7 +176,9 @@ impl Ctx<'_> {
         let maps: Vec<AffineMap<f64>> = (0..n as u64 / 4)
             .map(|i| AffineMap::new(0.5 + (i % 7) as f64 / 16.0, (i % 11) as f64 - 5.0))
             .collect();
-        self.one_lane(&Affine::<f64>::new(), "affine f64", maps)
+        self.one_lane(&Affine::<f64>::new(), "affine f64", maps)?;
+        let lse = LogSumExp.generate(n / 2, 7);
+        self.one_lane(&LogSumExp, "logsumexp f64", lse)
     }
 
     /// `xs` scanned as one lane forwards, then in reverse, each beside a copy of its bytes.
