@@ -1,7 +1,8 @@
 //! The 1-D reverse scan (one lane scanned from the end) on the GPU, against the sequential CPU
 //! backend: where the forward scan of the same input runs the staged scan, the reverse one runs
-//! the staged scan from the end over the opposite monoid (its module is the one loaded);
-//! elsewhere (one tile, buffers off 16 bytes) the row kernel does. Columns of rows of at most 16
+//! the staged scan from the end over the opposite monoid (its module is the one loaded), and so
+//! does one whose forward scan runs in the share scan; elsewhere (one tile, buffers off 16
+//! bytes) the row kernel does. Columns of rows of at most 16
 //! bytes scanned from the last row run as one such scan of rows as vectors. Sums of f32 with NaN and
 //! infinities within the tolerance derived from each suffix, non-commutative exact operators
 //! exactly, a fused input map, and lengths around the tile. Other element sizes and every staged
@@ -18,6 +19,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Reversed, Sum};
 use monoscan::tuning::plan::Plan;
+use monoscan::tuning::{ShareScan, TileShape, Tuning};
 use monoscan::{Algorithm, Backend, Gpu, Map, Monoid};
 use std::sync::Arc;
 
@@ -178,6 +180,73 @@ fn a_staged_input_loads_the_reverse_staged_module() {
         .fetch(
             &cache.intern(opposite),
             plan.spec(KernelSet::StagedScanReverse(shape)),
+            g.target(),
+        )
+        .unwrap()
+        .origin;
+    assert_eq!(origin, Origin::Memory);
+}
+
+/// Where the forward scan runs in the share scan (here always: `ShareScan::Always`), which has
+/// no form from the end, the reverse scan runs the staged scan from the end in the plan's
+/// staged shape (its module is the one loaded): exact for a non-commutative operator over two
+/// whole shares per resident thread and a tail, inclusive and exclusive with the total.
+#[test]
+fn a_share_scanned_input_runs_the_staged_scan_from_the_end() {
+    let Some(_) = gpu() else { return };
+    let tuning = Tuning {
+        share_scan: ShareScan::Always,
+        autotune: false,
+        ..Tuning::default()
+    };
+    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+    let g = Gpu::with_cache(0, cache.clone())
+        .unwrap()
+        .with_tuning(tuning)
+        .unwrap();
+    let m = MatMulMod::default();
+    let scanner = g.scanner(&m);
+    scanner.prepare().unwrap();
+    let kernels = scanner.kernel_info().unwrap();
+    let entry = |name: &str| kernels.iter().find(|k| k.name.ends_with(name)).cloned();
+    let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
+    let (Some(totals), Some(scan)) = (entry(" share_totals"), entry(" share_scan")) else {
+        assert!(
+            plan.share_scan_set().unwrap().is_none(),
+            "the plan has a share scan that prepare did not load"
+        );
+        eprintln!("skipped: no share scan on this device (its tensor copies need sm_90)");
+        return;
+    };
+    let size = std::mem::size_of::<Mat2>();
+    let threads = u64::from(totals.blocks_per_sm.min(scan.blocks_per_sm))
+        * u64::from(g.info().sm_count)
+        * u64::from(scan.threads);
+    let whole = threads * u64::from(TileShape::share_columns(size)) * 128;
+    let n = (2 * whole / size as u64 + 7) as usize;
+    let KernelSet::StagedScan(shape) = plan.scan_set(Algorithm::Auto, n as u64, true).unwrap()
+    else {
+        panic!("a scan of {n} elements with a share scan does not stage");
+    };
+    let mut rng = Rng::new(13);
+    let p = 1_000_000_007u64;
+    let xs: Vec<Mat2> = (0..n)
+        .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+        .collect();
+    reverse_1d(
+        &g,
+        &m,
+        &xs,
+        Mat2::new([2, 7, 1, 8]),
+        Cmp::Exact,
+        "matmul mod p, share scan forwards",
+    );
+    let opposite = Reversed::new(m).cuda();
+    let reverse_plan = Plan::new(&opposite, g.info().limits, g.tuning());
+    let origin = cache
+        .fetch(
+            &cache.intern(opposite),
+            reverse_plan.spec(KernelSet::StagedScanReverse(shape)),
             g.target(),
         )
         .unwrap()

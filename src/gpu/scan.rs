@@ -149,10 +149,11 @@ fn tuned<M: Monoid, In: crate::element::Element>(
 
 /// The reverse scan of `inp` into `out` (`y[i] = xi ⊕ ... ⊕ x(n-1)`, from `init` on the right
 /// in `mode`'s exclusive form; the total of all of it, and `init`, into `total`) by the staged
-/// scan run from the end, over the opposite monoid, in the shape the forward scan of the same
-/// input takes (autotuned as it is). `false`, with nothing launched, where that forward scan
-/// would not be the staged scan (one tile, an unaligned buffer, a device before sm_80, the
-/// deterministic mode, or the share scan).
+/// scan run from the end, over the opposite monoid, in the staged shape the forward scan of the
+/// same input takes (autotuned as it is). Where the forward scan runs in the share scan, which
+/// has no form from the end, the reverse one runs in the staged shape the autotuner ranked
+/// first. `false`, with nothing launched, where the forward scan would not stage (one tile, an
+/// unaligned buffer, a device before sm_80, the deterministic mode).
 pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -169,13 +170,10 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
     if !matches!(set, KernelSet::StagedScan(_)) {
         return Ok(false);
     }
-    let (set, share_set) = tuned(sc, set, inp, out, true)?;
+    let (set, _) = tuned(sc, set, inp, out, true)?;
     let KernelSet::StagedScan(shape) = set else {
         return Ok(false);
     };
-    if share_set.is_some() && sc.plan.share_scan() {
-        return Ok(false);
-    }
     let opposite = Reversed::new(sc.m);
     let rk = OpKernels::new(sc.gpu, &opposite).with_input_of(sc);
     let (exclusive, init) = mode.parts();
