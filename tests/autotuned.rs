@@ -113,8 +113,7 @@ impl Visit for EveryShareScan {
         let scanner = gpu.scanner(class);
         scanner.prepare().unwrap();
         let kernels = scanner.kernel_info().unwrap();
-        let entry = |name: &str| kernels.iter().find(|k| k.name.ends_with(name)).cloned();
-        let (Some(totals), Some(scan)) = (entry(" share_totals"), entry(" share_scan")) else {
+        let Some(whole) = common::gpu::share_step_bytes(&gpu, &kernels, size) else {
             // No TMA (before sm_90), or steps too wide for shared memory: the plan has no share
             // scan, and prepare loaded none.
             let plan = Plan::new(&class.cuda(), info.limits, gpu.tuning());
@@ -125,11 +124,6 @@ impl Visit for EveryShareScan {
             );
             return Ok(());
         };
-        let threads = u64::from(totals.blocks_per_sm.min(scan.blocks_per_sm))
-            * u64::from(info.sm_count)
-            * u64::from(scan.threads);
-        let step = u64::from(TileShape::share_columns(size)) * 128;
-        let whole = threads * step;
         for bytes in [
             2 * whole,
             3 * whole - size as u64,

@@ -2,11 +2,11 @@
 //! backend: where the forward scan of the same input runs the staged scan, the reverse one runs
 //! the staged scan from the end over the opposite monoid (its module is the one loaded), and so
 //! does one whose forward scan runs in the share scan; elsewhere (one tile, buffers off 16
-//! bytes) the row kernel does. Columns of rows of at most 16
-//! bytes scanned from the last row run as one such scan of rows as vectors. Sums of f32 with NaN and
-//! infinities within the tolerance derived from each suffix, non-commutative exact operators
-//! exactly, a fused input map, and lengths around the tile. Other element sizes and every staged
-//! shape and tile order are checked where those are (`any_size`, `tuning`).
+//! bytes) the row kernel does. Columns of rows of at most 16 bytes scanned from the last row
+//! run as one such scan of rows as vectors. Sums of f32 with NaN and infinities within the
+//! tolerance derived from each suffix, non-commutative exact operators exactly, a fused input
+//! map, and lengths around the tile. Other element sizes and every staged shape and tile order
+//! are checked where those are (`any_size`, `tuning`).
 
 mod common;
 
@@ -213,9 +213,9 @@ fn a_share_scanned_input_runs_the_staged_scan_from_the_end() {
     let scanner = g.scanner(&m);
     scanner.prepare().unwrap();
     let kernels = scanner.kernel_info().unwrap();
-    let entry = |name: &str| kernels.iter().find(|k| k.name.ends_with(name)).cloned();
     let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
-    let (Some(totals), Some(scan)) = (entry(" share_totals"), entry(" share_scan")) else {
+    let size = std::mem::size_of::<Mat2>();
+    let Some(whole) = common::gpu::share_step_bytes(&g, &kernels, size) else {
         assert!(
             plan.share_scan_set().unwrap().is_none(),
             "the plan has a share scan that prepare did not load"
@@ -223,11 +223,6 @@ fn a_share_scanned_input_runs_the_staged_scan_from_the_end() {
         eprintln!("skipped: no share scan on this device (its tensor copies need sm_90)");
         return;
     };
-    let size = std::mem::size_of::<Mat2>();
-    let threads = u64::from(totals.blocks_per_sm.min(scan.blocks_per_sm))
-        * u64::from(g.info().sm_count)
-        * u64::from(scan.threads);
-    let whole = threads * u64::from(TileShape::share_columns(size)) * 128;
     let n = (2 * whole / size as u64 + 7) as usize;
     let KernelSet::StagedScan(shape) = plan.scan_set(Algorithm::Auto, n as u64, true).unwrap()
     else {

@@ -1,8 +1,8 @@
 //! Gating GPU and NVRTC tests: skip with a printed reason, or fail when required.
 #![allow(dead_code)]
 
-use monoscan::tuning::Tuning;
-use monoscan::Gpu;
+use monoscan::tuning::{TileShape, Tuning};
+use monoscan::{Gpu, KernelInfo};
 use std::sync::OnceLock;
 
 fn required(var: &str) -> bool {
@@ -86,4 +86,17 @@ impl Rng {
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
+}
+
+/// Bytes of one share step for every thread the share scan keeps resident on `g`: the fewer of
+/// its two launches' resident threads (from `kernels`, a prepared scanner's
+/// `Scanner::kernel_info`) times one step of `size`-byte elements. `None` where no share scan
+/// was loaded (no tensor copies before sm_90, or steps too wide for shared memory).
+pub fn share_step_bytes(g: &Gpu, kernels: &[KernelInfo], size: usize) -> Option<u64> {
+    let entry = |name: &str| kernels.iter().find(|k| k.name.ends_with(name));
+    let (totals, scan) = (entry(" share_totals")?, entry(" share_scan")?);
+    let threads = u64::from(totals.blocks_per_sm.min(scan.blocks_per_sm))
+        * u64::from(g.info().sm_count)
+        * u64::from(scan.threads);
+    Some(threads * u64::from(TileShape::share_columns(size)) * 128)
 }
