@@ -1,19 +1,21 @@
 //! `monoscan bench --cases lanes`: batched scans along an axis (sum f32 over the shapes where
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
 //! down columns, views of columns (some of a wider array's, groups along a middle axis), rows of
-//! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones. Each
-//! figure is a fraction of a device-to-device copy of the same bytes (the lanes' elements, not
-//! what lies between them).
+//! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones (in the
+//! staged scan from the end, and in the row kernel that takes the rest). Each figure is a
+//! fraction of a device-to-device copy of the same bytes (the lanes' elements, not what lies
+//! between them; for a mapped input, half the bytes read and written).
 
 use super::bench::{Ctx, Row};
 use super::CliError;
+use cudarc::driver::CudaSlice;
 use monoscan::bench::classes::{Class, LogSumExp};
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Sum};
-use monoscan::Monoid;
+use monoscan::{Gpu, Map, Monoid};
 
 /// Measurements this family adds to the progress count.
-pub(super) const CASES: usize = 24;
+pub(super) const CASES: usize = 30;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
 const SUM_SHAPES: [(usize, usize, usize); 10] = [
@@ -178,7 +180,65 @@ impl Ctx<'_> {
             .collect();
         self.one_lane(&Affine::<f64>::new(), "affine f64", maps)?;
         let lse = LogSumExp.generate(n / 2, 7);
-        self.one_lane(&LogSumExp, "logsumexp f64", lse)
+        self.one_lane(&LogSumExp, "logsumexp f64", lse)?;
+        self.row_kernel_lanes(n)
+    }
+
+    /// 1-D scans whose reverse form is the row kernel's (over the segmented lifting of the
+    /// opposite monoid), not the staged scan from the end, forward then reverse, sum over `n`
+    /// elements: from the second element of 16-byte aligned buffers (unaligned), of `u8` flags
+    /// mapped to `u32` counts as they load (the input's element is not the monoid's), and in
+    /// the deterministic mode.
+    fn row_kernel_lanes(&mut self, n: usize) -> Result<(), CliError> {
+        let sum = Sum::<i32>::new();
+        let ints: Vec<i32> = (0..n as u64).map(|i| (i % 1000) as i32 - 500).collect();
+        let s = self.gpu.stream();
+        let input = s.clone_htod(&ints)?;
+        let mut out = s.clone_htod(&ints)?;
+        drop(ints);
+        let copy = self.timer.copy((n - 1) * 4)?.median_ms();
+        let scanner = self.gpu.scanner(&sum);
+        let lanes = Lanes::rows(1, n - 1);
+        for (name, how) in directions() {
+            let t = self.timer.time(|| {
+                let mut o = out.slice_mut(1..);
+                scanner.scan_lanes(&input.slice(1..), &mut o, &lanes, &how)
+            })?;
+            let label = format!("sum i32 unaligned 1-D {name}");
+            self.record(label, n - 1, (n - 1) * 4, t.median_ms(), copy);
+        }
+        let copy = self.timer.copy(n * 4)?.median_ms();
+        let det = Gpu::from_stream(s.clone(), self.gpu.cache().clone())?
+            .with_tuning(self.gpu.tuning().clone())?
+            .deterministic(true);
+        let scanner = det.scanner(&sum);
+        let lanes = Lanes::rows(1, n);
+        for (name, how) in directions() {
+            let t = self
+                .timer
+                .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
+            let label = format!("sum i32 deterministic 1-D {name}");
+            self.record(label, n, n * 4, t.median_ms(), copy);
+        }
+        drop((input, out));
+        let flags: Vec<u8> = (0..n as u64).map(|i| u8::from(i % 3 == 0)).collect();
+        let input = s.clone_htod(&flags)?;
+        drop(flags);
+        let mut out = s.alloc_zeros::<u32>(n)?;
+        let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
+            u32::from(*x != 0)
+        });
+        let counts = Sum::<u32>::new();
+        let scanner = self.gpu.scanner(&counts).mapped(&count);
+        let copy = self.timer.copy(n * 5 / 2)?.median_ms();
+        for (name, how) in directions() {
+            let t = self.timer.time(|| {
+                scanner.scan_lanes(&input, &mut out, &lanes, &how, None::<&mut CudaSlice<u32>>)
+            })?;
+            let label = format!("u8 flags to u32 counts 1-D {name}");
+            self.record(label, n, n * 5 / 2, t.median_ms(), copy);
+        }
+        Ok(())
     }
 
     /// `xs` scanned as one lane forwards, then in reverse, each beside a copy of its bytes.
@@ -197,10 +257,7 @@ impl Ctx<'_> {
         let copy = self.timer.copy(bytes)?.median_ms();
         let scanner = self.gpu.scanner(m);
         let lanes = Lanes::rows(1, n);
-        for (name, how) in [
-            ("forward", LaneScan::inclusive()),
-            ("reverse", LaneScan::inclusive().reverse()),
-        ] {
+        for (name, how) in directions() {
             let t = self
                 .timer
                 .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
@@ -208,4 +265,12 @@ impl Ctx<'_> {
         }
         Ok(())
     }
+}
+
+/// An inclusive scan forwards, then in reverse, each with its name.
+fn directions<T>() -> [(&'static str, LaneScan<T>); 2] {
+    [
+        ("forward", LaneScan::inclusive()),
+        ("reverse", LaneScan::inclusive().reverse()),
+    ]
 }
