@@ -199,27 +199,19 @@ impl Ctx<'_> {
         let copy = self.timer.copy((n - 1) * 4)?.median_ms();
         let scanner = self.gpu.scanner(&sum);
         let lanes = Lanes::rows(1, n - 1);
-        for (name, how) in directions() {
-            let t = self.timer.time(|| {
-                let mut o = out.slice_mut(1..);
-                scanner.scan_lanes(&input.slice(1..), &mut o, &lanes, &how)
-            })?;
-            let label = format!("sum i32 unaligned 1-D {name}");
-            self.record(label, n - 1, (n - 1) * 4, t.median_ms(), copy);
-        }
+        self.both_ways("sum i32 unaligned", n - 1, (n - 1) * 4, copy, |how| {
+            let mut o = out.slice_mut(1..);
+            scanner.scan_lanes(&input.slice(1..), &mut o, &lanes, how)
+        })?;
         let copy = self.timer.copy(n * 4)?.median_ms();
         let det = Gpu::from_stream(s.clone(), self.gpu.cache().clone())?
             .with_tuning(self.gpu.tuning().clone())?
             .deterministic(true);
         let scanner = det.scanner(&sum);
         let lanes = Lanes::rows(1, n);
-        for (name, how) in directions() {
-            let t = self
-                .timer
-                .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
-            let label = format!("sum i32 deterministic 1-D {name}");
-            self.record(label, n, n * 4, t.median_ms(), copy);
-        }
+        self.both_ways("sum i32 deterministic", n, n * 4, copy, |how| {
+            scanner.scan_lanes(&input, &mut out, &lanes, how)
+        })?;
         drop((input, out));
         let flags: Vec<u8> = (0..n as u64).map(|i| u8::from(i % 3 == 0)).collect();
         let input = s.clone_htod(&flags)?;
@@ -231,14 +223,9 @@ impl Ctx<'_> {
         let counts = Sum::<u32>::new();
         let scanner = self.gpu.scanner(&counts).mapped(&count);
         let copy = self.timer.copy(n * 5 / 2)?.median_ms();
-        for (name, how) in directions() {
-            let t = self.timer.time(|| {
-                scanner.scan_lanes(&input, &mut out, &lanes, &how, None::<&mut CudaSlice<u32>>)
-            })?;
-            let label = format!("u8 flags to u32 counts 1-D {name}");
-            self.record(label, n, n * 5 / 2, t.median_ms(), copy);
-        }
-        Ok(())
+        self.both_ways("u8 flags to u32 counts", n, n * 5 / 2, copy, |how| {
+            scanner.scan_lanes(&input, &mut out, &lanes, how, None::<&mut CudaSlice<u32>>)
+        })
     }
 
     /// `xs` scanned as one lane forwards, then in reverse, each beside a copy of its bytes.
@@ -257,20 +244,34 @@ impl Ctx<'_> {
         let copy = self.timer.copy(bytes)?.median_ms();
         let scanner = self.gpu.scanner(m);
         let lanes = Lanes::rows(1, n);
-        for (name, how) in directions() {
-            let t = self
-                .timer
-                .time(|| scanner.scan_lanes(&input, &mut out, &lanes, &how))?;
-            self.record(format!("{label} 1-D {name}"), n, bytes, t.median_ms(), copy);
+        self.both_ways(label, n, bytes, copy, |how| {
+            scanner.scan_lanes(&input, &mut out, &lanes, how)
+        })
+    }
+
+    /// `scan` of one lane of `n` elements (`bytes` of them) timed as an inclusive scan
+    /// forwards, then in reverse, each a row beside a copy of the same bytes in `copy_ms`.
+    fn both_ways<T>(
+        &mut self,
+        label: &str,
+        n: usize,
+        bytes: usize,
+        copy_ms: f64,
+        mut scan: impl FnMut(&LaneScan<T>) -> monoscan::Result<()>,
+    ) -> Result<(), CliError> {
+        for (name, how) in [
+            ("forward", LaneScan::inclusive()),
+            ("reverse", LaneScan::inclusive().reverse()),
+        ] {
+            let t = self.timer.time(|| scan(&how))?;
+            self.record(
+                format!("{label} 1-D {name}"),
+                n,
+                bytes,
+                t.median_ms(),
+                copy_ms,
+            );
         }
         Ok(())
     }
-}
-
-/// An inclusive scan forwards, then in reverse, each with its name.
-fn directions<T>() -> [(&'static str, LaneScan<T>); 2] {
-    [
-        ("forward", LaneScan::inclusive()),
-        ("reverse", LaneScan::inclusive().reverse()),
-    ]
 }
