@@ -53,9 +53,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::ColumnScan { .. } => 16,
         KernelSet::ShareScan { .. } => 17,
         KernelSet::StagedScanReverse(_) => 18,
+        KernelSet::SinglePassReverse(_) => 19,
     }
 }
-const FAMILIES: usize = 19;
+const FAMILIES: usize = 20;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -86,6 +87,7 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
         KernelSet::TiledReduce(tiles),
         KernelSet::ReduceThenScan(tiles),
         KernelSet::SinglePass(shape(Purpose::SinglePass, &tuning)),
+        KernelSet::SinglePassReverse(shape(Purpose::SinglePass, &tuning)),
         KernelSet::OneTile(shape(Purpose::OneTile, &tuning)),
         KernelSet::Check,
     ];

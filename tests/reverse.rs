@@ -2,7 +2,8 @@
 //! backend: where the forward scan of the same input runs the staged scan, the reverse one runs
 //! the staged scan from the end over the opposite monoid (its module is the one loaded), and so
 //! does one whose forward scan runs in the share scan; elsewhere (one tile, buffers off 16
-//! bytes) the row kernel does. Columns of rows of at most 16 bytes scanned from the last row
+//! bytes, input maps that change the element size) the register-tile single-pass scan from
+//! the end does. Columns of rows of at most 16 bytes scanned from the last row
 //! run as one such scan of rows as vectors. Sums of f32 with NaN and infinities within the
 //! tolerance derived from each suffix, non-commutative exact operators exactly, a fused input
 //! map, and lengths around the tile. Other element sizes and every staged shape and tile order
@@ -19,7 +20,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Reversed, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{ShareScan, TileShape, Tuning};
+use monoscan::tuning::{Purpose, ShareScan, Tuning};
 use monoscan::{Algorithm, Backend, Gpu, Map, Monoid};
 use std::sync::Arc;
 
@@ -33,23 +34,19 @@ fn staged_tile<M: Monoid>(g: &Gpu, m: &M, n: u64) -> Option<u64> {
     }
 }
 
-/// Whether `g`'s `cache` holds in memory the module of the staged scan from the end over the
-/// opposite monoid of `m` in `shape`: a reverse scan on `g` has loaded it.
-fn reverse_staged_loaded<M: Monoid>(cache: &KernelCache, g: &Gpu, m: M, shape: TileShape) -> bool {
+/// Whether `g`'s `cache` holds in memory the module `set` (a scan from the end) over the
+/// opposite monoid of `m`: a reverse scan on `g` has loaded it.
+fn reverse_loaded<M: Monoid>(cache: &KernelCache, g: &Gpu, m: M, set: KernelSet) -> bool {
     let opposite = Reversed::new(m).cuda();
     let plan = Plan::new(&opposite, g.info().limits, g.tuning());
     let fetched = cache
-        .fetch(
-            &cache.intern(opposite),
-            plan.spec(KernelSet::StagedScanReverse(shape)),
-            g.target(),
-        )
+        .fetch(&cache.intern(opposite), plan.spec(set), g.target())
         .unwrap();
     fetched.origin == Origin::Memory
 }
 
 /// Lengths around the staged tile of 2^22 elements (one tile and less run the one-tile scan
-/// forwards, the row kernel in reverse).
+/// forwards, the register-tile scan from the end in reverse).
 fn lengths<M: Monoid>(g: &Gpu, m: &M) -> Vec<usize> {
     let tile = staged_tile(g, m, 1 << 22).unwrap_or(4096) as usize;
     vec![
@@ -122,7 +119,8 @@ fn non_commutative_operators_exactly() {
 }
 
 /// A fused input map (u32 read as i32, the same size, so the staged form applies), and
-/// buffers that start 4 bytes past 16 (the row kernel runs): the same results.
+/// buffers that start 4 bytes past 16 (the register-tile scan from the end runs): the same
+/// results.
 #[test]
 fn maps_and_unaligned_buffers() {
     let Some(g) = gpu() else { return };
@@ -189,7 +187,12 @@ fn a_staged_input_loads_the_reverse_staged_module() {
     let KernelSet::StagedScan(shape) = forward.scan_set(Algorithm::Auto, n, true).unwrap() else {
         unreachable!("checked above");
     };
-    assert!(reverse_staged_loaded(&cache, &g, m, shape));
+    assert!(reverse_loaded(
+        &cache,
+        &g,
+        m,
+        KernelSet::StagedScanReverse(shape)
+    ));
 }
 
 /// Where the forward scan runs in the share scan (here always: `ShareScan::Always`), which has
@@ -241,11 +244,96 @@ fn a_share_scanned_input_runs_the_staged_scan_from_the_end() {
         Cmp::Exact,
         "matmul mod p, share scan forwards",
     );
-    assert!(reverse_staged_loaded(&cache, &g, m, shape));
+    assert!(reverse_loaded(
+        &cache,
+        &g,
+        m,
+        KernelSet::StagedScanReverse(shape)
+    ));
+}
+
+/// Where the forward scan takes the register tile, the reverse scan runs the register-tile
+/// single-pass scan from the end over the opposite monoid (its module is the one loaded):
+/// exact for a non-commutative operator (2x2 matrices mod p) in buffers that start one element
+/// past 16 bytes, and for `u8` flags mapped to `u32` counts (the map changes the element
+/// size), over one tile, several and a partial one, inclusive and exclusive with the total.
+#[test]
+fn unstaged_inputs_run_the_register_tile_from_the_end() {
+    let Some(_) = gpu() else { return };
+    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+    let g = Gpu::with_cache(0, cache.clone()).unwrap();
+    let s = g.stream();
+    let m = MatMulMod::default();
+    let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
+    let shape = plan.shape(Purpose::SinglePass).unwrap();
+    let tile = shape.tile() as usize;
+    let mut rng = Rng::new(41);
+    let p = 1_000_000_007u64;
+    for n in [tile - 1, tile + 1, 3 * tile + 7] {
+        let xs: Vec<Mat2> = (0..=n)
+            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+            .collect();
+        let lanes = Lanes::rows(1, n);
+        for how in [
+            LaneScan::inclusive().reverse(),
+            LaneScan::exclusive(Mat2::new([2, 7, 1, 8])).reverse(),
+        ] {
+            let who = format!("matmul mod p, off 16 bytes, n={n} {how:?}");
+            let mut want = xs[1..].to_vec();
+            let want_total = Sequential.scan_lanes(&m, &lanes, &mut want, &how).unwrap();
+            let inp = s.clone_htod(&xs).unwrap();
+            let mut out = s.clone_htod(&xs).unwrap();
+            let mut t = s.clone_htod(&[Mat2::new([0; 4])]).unwrap();
+            {
+                let mut view = out.slice_mut(1..);
+                g.scanner(&m)
+                    .scan_lanes_with_totals(&inp.slice(1..), &mut view, &lanes, &how, &mut t)
+                    .unwrap();
+            }
+            let got = s.clone_dtoh(&out).unwrap();
+            assert_same(&who, &got[1..], &want, Cmp::Exact);
+            assert_eq!(got[0], xs[0], "{who}: the element before the view");
+            assert_eq!(s.clone_dtoh(&t).unwrap(), want_total, "{who}: total");
+        }
+    }
+    assert!(reverse_loaded(
+        &cache,
+        &g,
+        m,
+        KernelSet::SinglePassReverse(shape)
+    ));
+    let counts = Sum::<u32>::new();
+    let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
+        u32::from(*x != 0)
+    });
+    let tile = Plan::new(&counts.cuda(), g.info().limits, g.tuning())
+        .shape(Purpose::SinglePass)
+        .unwrap()
+        .tile() as usize;
+    for n in [1, tile, 2 * tile + 5] {
+        let flags: Vec<u8> = (0..n).map(|_| rng.below(3) as u8).collect();
+        let lanes = Lanes::rows(1, n);
+        for how in [
+            LaneScan::inclusive().reverse(),
+            LaneScan::exclusive(9).reverse(),
+        ] {
+            let who = format!("u8 flags to u32 counts, n={n} {how:?}");
+            let mut want: Vec<u32> = flags.iter().map(|x| count.apply(x)).collect();
+            let want_total = Sequential
+                .scan_lanes(&counts, &lanes, &mut want, &how)
+                .unwrap();
+            let mut got = vec![0u32; n];
+            let total = g
+                .map_scan_lanes(&counts, &count, &lanes, &flags, &mut got, &how)
+                .unwrap();
+            assert_same(&who, &got, &want, Cmp::Exact);
+            assert_eq!(total, want_total, "{who}: total");
+        }
+    }
 }
 
 /// Columns of rows of at most 16 bytes scanned up from the last row: one reverse 1-D scan of
-/// rows as vectors where it stages, else the column scan. Sums of i32 down 2 and 4 columns and
+/// rows as vectors (staged where the forward scan stages, else in registers). Sums of i32 down 2 and 4 columns and
 /// exact affine f32 maps (not commutative) down 2, over few rows and many.
 #[test]
 fn narrow_columns_from_the_last_row() {

@@ -136,6 +136,8 @@ struct TiledCtx<'a> {
 struct SinglePassCtx<'a> {
     prefix: &'a str,
     map: bool,
+    /// 1 for the scan from the end.
+    reverse: u32,
     #[serde(flatten)]
     tile: TileCtx,
     #[serde(flatten)]
@@ -300,11 +302,12 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 },
             )
         }
-        KernelSet::SinglePass(s) => engine::render(
+        KernelSet::SinglePass(s) | KernelSet::SinglePassReverse(s) => engine::render(
             template,
             &SinglePassCtx {
                 prefix,
                 map,
+                reverse: u32::from(matches!(set, KernelSet::SinglePassReverse(_))),
                 tile: TileCtx::of(&s),
                 lookback: LookbackCtx::of(&s, elem_size),
             },

@@ -174,6 +174,12 @@ pub enum KernelSet {
     /// tile are scanned by the one-tile scan in the same shape, a module of its own
     /// ([`KernelSet::OneTile`]), so that the two compile in parallel.
     SinglePass(TileShape),
+    /// The register-tile single-pass scan from the end (`single_pass.cu` with its tiles
+    /// claimed from the last and each loaded and stored from its end): the module's operator
+    /// is the opposite monoid ([`crate::ops::Reversed`]). Reverse scans that the staged scan
+    /// from the end does not take (buffers off 16 bytes, input maps that change the element
+    /// size, one tile) run it.
+    SinglePassReverse(TileShape),
     /// The single-pass scan with its tile staged in shared memory, by `cp.async` or (a shape
     /// with `tma`) by tensor copies (`staged_scan.cu`).
     StagedScan(TileShape),
@@ -267,6 +273,7 @@ impl KernelSet {
             }
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
+            KernelSet::SinglePassReverse(s) => format!("single-pass-reverse-{}", s.name()),
             KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
             KernelSet::StagedScanReverse(s) => format!("single-pass-reverse-{}", s.name()),
             KernelSet::OneTile(s) => format!("one-tile-{}", s.name()),
@@ -316,7 +323,7 @@ impl KernelSet {
             KernelSet::StagedReduce(_) => "staged_reduce.cu",
             KernelSet::ShareScan { .. } => "share_scan.cu",
             KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
-            KernelSet::SinglePass(_) => "single_pass.cu",
+            KernelSet::SinglePass(_) | KernelSet::SinglePassReverse(_) => "single_pass.cu",
             KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => "staged_scan.cu",
             KernelSet::OneTile(_) => "one_tile.cu",
             KernelSet::Select(_) => "select_registers.cu",
@@ -344,7 +351,9 @@ impl KernelSet {
             KernelSet::StagedReduce(_) => &[Entry::Fill, Entry::ReduceStaged],
             KernelSet::ShareScan { .. } => &[Entry::Fill, Entry::ShareTotals, Entry::ShareScan],
             KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
-            KernelSet::SinglePass(_) => &[Entry::Fill, Entry::ScanSinglePass],
+            KernelSet::SinglePass(_) | KernelSet::SinglePassReverse(_) => {
+                &[Entry::Fill, Entry::ScanSinglePass]
+            }
             KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => {
                 &[Entry::Fill, Entry::ScanStaged]
             }
@@ -379,6 +388,7 @@ impl KernelSet {
             | KernelSet::ShareScan { shape: s, .. }
             | KernelSet::ReduceThenScan(s)
             | KernelSet::SinglePass(s)
+            | KernelSet::SinglePassReverse(s)
             | KernelSet::StagedScan(s)
             | KernelSet::StagedScanReverse(s)
             | KernelSet::OneTile(s)

@@ -10,7 +10,7 @@ use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
 use crate::ops::Reversed;
-use crate::tuning::{Numbering, PrefetchPlan};
+use crate::tuning::{Numbering, PrefetchPlan, Purpose};
 
 /// How a scan treats each position.
 #[derive(Debug, Clone, Copy)]
@@ -148,12 +148,14 @@ fn tuned<M: Monoid, In: crate::element::Element>(
 }
 
 /// The reverse scan of `inp` into `out` (`y[i] = xi ⊕ ... ⊕ x(n-1)`, from `init` on the right
-/// in `mode`'s exclusive form; the total of all of it, and `init`, into `total`) by the staged
-/// scan run from the end, over the opposite monoid, in the staged shape the forward scan of the
-/// same input takes (autotuned as it is). Where the forward scan runs in the share scan, which
-/// has no form from the end, the reverse one runs in the staged shape the autotuner ranked
-/// first. `false`, with nothing launched, where the forward scan would not stage (one tile, an
-/// unaligned buffer, a device before sm_80, the deterministic mode).
+/// in `mode`'s exclusive form; the total of all of it, and `init`, into `total`), over the
+/// opposite monoid: by the staged scan run from the end, in the staged shape the forward scan
+/// of the same input takes (autotuned as it is), where the forward scan stages; where the
+/// forward scan runs in the share scan, which has no form from the end, in the staged shape
+/// the autotuner ranked first; elsewhere (one tile, a buffer off 16 bytes, an input map that
+/// changes the element size, a device before sm_80) by the register-tile single-pass scan
+/// from the end. `false`, with nothing launched, for an empty input and in the deterministic
+/// mode, which has no form from the end.
 pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -162,17 +164,23 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
     total: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
     let n = inp.len();
+    if n == 0 {
+        return Ok(false);
+    }
     let out = out
         .prefix(n)
         .ok_or_else(|| Error::invalid("internal: the output is shorter than the input"))?;
     let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
-    let set = sc.plan.scan_set(Algorithm::Auto, n, aligned)?;
-    if !matches!(set, KernelSet::StagedScan(_)) {
-        return Ok(false);
-    }
-    let (set, _) = tuned(sc, set, inp, out, true)?;
-    let KernelSet::StagedScan(shape) = set else {
-        return Ok(false);
+    let set = match sc.plan.scan_set(Algorithm::Auto, n, aligned)? {
+        KernelSet::StagedScan(shape) => {
+            match tuned(sc, KernelSet::StagedScan(shape), inp, out, true)?.0 {
+                KernelSet::StagedScan(shape) => KernelSet::StagedScanReverse(shape),
+                _ => return Ok(false),
+            }
+        }
+        KernelSet::SinglePass(shape) => KernelSet::SinglePassReverse(shape),
+        KernelSet::OneTile(_) => KernelSet::SinglePassReverse(sc.plan.shape(Purpose::SinglePass)?),
+        _ => return Ok(false),
     };
     let opposite = Reversed::new(sc.m);
     let rk = OpKernels::new(sc.gpu, &opposite).with_input_of(sc);
@@ -182,7 +190,7 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         init,
         total,
     };
-    single_pass(&rk, KernelSet::StagedScanReverse(shape), inp, out, run)?;
+    single_pass(&rk, set, inp, out, run)?;
     Ok(true)
 }
 
@@ -394,6 +402,7 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     let shape = match set {
         KernelSet::OneTile(s)
         | KernelSet::SinglePass(s)
+        | KernelSet::SinglePassReverse(s)
         | KernelSet::StagedScan(s)
         | KernelSet::StagedScanReverse(s) => s,
         _ => {

@@ -50,13 +50,17 @@ struct ms_tile_smem {
 
 // Loads `valid` (<= MS_TILE) elements starting at `base` into items[], blocked order, through
 // `Map` (the identity map, or the operator's fused input map); the rest is the identity.
-template <typename Map>
+// `FromEnd`: the tile in reverse order (logical item p is the element at base + MS_TILE - 1 - p,
+// so a partial tile's missing elements are its first logical items): warp w reads warp
+// w's mirror, MS_WARPS - 1 - w, and takes its items from the end of its buffer.
+template <typename Map, bool FromEnd = false>
 __device__ __forceinline__ void ms_load_tile(const typename Map::in_t* in, ms_u64 base, ms_u64 valid,
                                              ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned part = FromEnd ? MS_WARPS - 1 - warp : warp;
     ms_elem* wbuf = sm.buf[warp];
-    const ms_u64 wbase = base + (ms_u64)warp * MS_WARP_TILE;
-    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)warp * MS_WARP_TILE;
+    const ms_u64 wbase = base + (ms_u64)part * MS_WARP_TILE;
+    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)part * MS_WARP_TILE;
     ms_elem tmp[MS_ITEMS];
     if (wvalid >= MS_WARP_TILE) {
 #pragma unroll
@@ -72,19 +76,28 @@ __device__ __forceinline__ void ms_load_tile(const typename Map::in_t* in, ms_u6
     for (int j = 0; j < MS_ITEMS; ++j) wbuf[MS_PAD(j * 32 + lane)] = tmp[j];
     __syncwarp();
 #pragma unroll
-    for (int j = 0; j < MS_ITEMS; ++j) items[j] = wbuf[MS_PAD(lane * MS_ITEMS + j)];
+    for (int j = 0; j < MS_ITEMS; ++j) {
+        const int q = lane * MS_ITEMS + j;
+        items[j] = wbuf[MS_PAD(FromEnd ? MS_WARP_TILE - 1 - q : q)];
+    }
     __syncwarp();
 }
 
-// Stores the first `valid` elements of the tile from items[] (blocked order) to out + base.
+// Stores the first `valid` elements of the tile from items[] (blocked order) to out + base;
+// `FromEnd`: items in reverse order, as ms_load_tile's `FromEnd` loads them.
+template <bool FromEnd = false>
 __device__ __forceinline__ void ms_store_tile(ms_elem* out, ms_u64 base, ms_u64 valid,
                                               const ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned part = FromEnd ? MS_WARPS - 1 - warp : warp;
     ms_elem* wbuf = sm.buf[warp];
-    const ms_u64 wbase = base + (ms_u64)warp * MS_WARP_TILE;
-    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)warp * MS_WARP_TILE;
+    const ms_u64 wbase = base + (ms_u64)part * MS_WARP_TILE;
+    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)part * MS_WARP_TILE;
 #pragma unroll
-    for (int j = 0; j < MS_ITEMS; ++j) wbuf[MS_PAD(lane * MS_ITEMS + j)] = items[j];
+    for (int j = 0; j < MS_ITEMS; ++j) {
+        const int q = lane * MS_ITEMS + j;
+        wbuf[MS_PAD(FromEnd ? MS_WARP_TILE - 1 - q : q)] = items[j];
+    }
     __syncwarp();
     if (wvalid >= MS_WARP_TILE) {
 #pragma unroll

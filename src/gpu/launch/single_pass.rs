@@ -88,7 +88,7 @@ pub(crate) unsafe fn single_pass<In: DeviceRepr, T: DeviceRepr>(
     tma: Option<(Option<&TensorMap>, PrefetchPlan)>,
 ) -> Result<()> {
     let (shape, entry) = match k.set() {
-        KernelSet::SinglePass(s) => (s, Entry::ScanSinglePass),
+        KernelSet::SinglePass(s) | KernelSet::SinglePassReverse(s) => (s, Entry::ScanSinglePass),
         KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s) => (s, Entry::ScanStaged),
         other => {
             return Err(Error::invalid(format!(
