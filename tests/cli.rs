@@ -392,7 +392,8 @@ fn emit_rejects_impossible_architectures() {
 /// (by tensor copies on sm_90) where it applies, the register one before sm_80 and for values
 /// it does not stage; `rows-reverse` the same over the opposite monoid; `segments` and
 /// `segments-reverse` the same for rows given by offsets; `staged` and `staged-reverse` the 1-D
-/// staged scan, forwards and from the end.
+/// staged scan, forwards and from the end; `single-pass-reverse` the register-tile scan from the
+/// end.
 #[test]
 fn emit_prints_the_row_kernels() {
     let emit = |args: &[&str]| {
@@ -421,6 +422,20 @@ fn emit_prints_the_row_kernels() {
         "staged-reverse",
     ]);
     assert!(reverse.contains("_scan_staged(") && reverse.contains("#define MS_REVERSE 1"));
+    assert!(reverse.contains("inner::combine(b, a)"));
+    let forward = emit(&["--op", "affine", "--dtype", "f64", "--algo", "single-pass"]);
+    assert!(forward.contains("#define MS_REVERSE 0") && !forward.contains("combine(b, a)"));
+    let reverse = emit(&[
+        "--op",
+        "affine",
+        "--dtype",
+        "f64",
+        "--algo",
+        "single-pass-reverse",
+        "--arch",
+        "75",
+    ]);
+    assert!(reverse.contains("_scan_single_pass(") && reverse.contains("#define MS_REVERSE 1"));
     assert!(reverse.contains("inner::combine(b, a)"));
     let ampere = emit(&[
         "--op", "affine", "--dtype", "f64", "--algo", "rows", "--arch", "80",

@@ -27,6 +27,10 @@ pub enum Kernels {
     /// The staged scan from the end, what reverse 1-D scans of such inputs run: its operator
     /// is the opposite monoid of `--op`.
     StagedReverse,
+    /// The single-pass scan from the end, what reverse 1-D scans run where the staged scan
+    /// does not apply (small inputs, unaligned buffers, elements that cannot be staged): its
+    /// operator is the opposite monoid of `--op`.
+    SinglePassReverse,
     /// Batched scans of contiguous rows (`monoscan::lanes`): the staged row kernel where the
     /// architecture and the element size allow it, else the register one, as a launch over
     /// several rows runs it. Their operator is the segmented lifting of `--op`.
@@ -87,7 +91,8 @@ impl Job for Emit<'_> {
             Kernels::SegmentsReverse => {
                 return rows(Segmented::new(Reversed::new(m)), self.0, true, true)
             }
-            Kernels::StagedReverse => return staged_reverse(m, self.0),
+            Kernels::StagedReverse => return reverse(m, self.0, Purpose::Staged),
+            Kernels::SinglePassReverse => return reverse(m, self.0, Purpose::SinglePass),
             _ => {}
         }
         let op = m.cuda();
@@ -124,7 +129,8 @@ impl Job for Emit<'_> {
             | Kernels::RowsReverse
             | Kernels::Segments
             | Kernels::SegmentsReverse
-            | Kernels::StagedReverse => {
+            | Kernels::StagedReverse
+            | Kernels::SinglePassReverse => {
                 unreachable!("rendered above")
             }
         };
@@ -149,17 +155,22 @@ fn staged_shape(plan: &Plan, size: usize, arch: u32) -> Result<TileShape, CliErr
     Ok(shape)
 }
 
-/// The staged scan from the end for `m`: the forward scan's shape, rendered for the opposite
-/// monoid.
-fn staged_reverse<M: Monoid>(m: M, args: &EmitArgs) -> Result<String, CliError> {
+/// A scan from the end for `m` (the staged one for `Purpose::Staged`, else the register-tile
+/// one): the forward scan's shape, rendered for the opposite monoid.
+fn reverse<M: Monoid>(m: M, args: &EmitArgs, purpose: Purpose) -> Result<String, CliError> {
     let limits = DeviceLimits::for_arch(args.arch);
     let forward = Plan::new(&m.cuda(), limits, &Tuning::default());
-    let shape = staged_shape(&forward, std::mem::size_of::<M::Elem>(), args.arch)?;
+    let set = if purpose == Purpose::Staged {
+        let size = std::mem::size_of::<M::Elem>();
+        KernelSet::StagedScanReverse(staged_shape(&forward, size, args.arch)?)
+    } else {
+        KernelSet::SinglePassReverse(forward.shape(Purpose::SinglePass)?)
+    };
     let op = Reversed::new(m).cuda();
     let plan = Plan::new(&op, limits, &Tuning::default());
     let spec = KernelSpec {
         instrument: args.instrument,
-        ..plan.spec(KernelSet::StagedScanReverse(shape))
+        ..plan.spec(set)
     };
     Ok(render(&op, &spec)?.source)
 }
