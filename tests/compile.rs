@@ -54,9 +54,10 @@ fn family(set: &KernelSet) -> usize {
         KernelSet::ShareScan { .. } => 17,
         KernelSet::StagedScanReverse(_) => 18,
         KernelSet::SinglePassReverse(_) => 19,
+        KernelSet::ReduceThenScanReverse(_) => 20,
     }
 }
-const FAMILIES: usize = 20;
+const FAMILIES: usize = 21;
 
 /// Whether `op` is a compaction operator: u32 keep counts with an input map.
 fn selects(op: &CudaOp) -> bool {
@@ -86,6 +87,7 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
         KernelSet::BrentKung { block },
         KernelSet::TiledReduce(tiles),
         KernelSet::ReduceThenScan(tiles),
+        KernelSet::ReduceThenScanReverse(tiles),
         KernelSet::SinglePass(shape(Purpose::SinglePass, &tuning)),
         KernelSet::SinglePassReverse(shape(Purpose::SinglePass, &tuning)),
         KernelSet::OneTile(shape(Purpose::OneTile, &tuning)),

@@ -3,7 +3,8 @@
 //! the staged scan from the end over the opposite monoid (its module is the one loaded), and so
 //! does one whose forward scan runs in the share scan; elsewhere (one tile, buffers off 16
 //! bytes, input maps that change the element size) the register-tile single-pass scan from
-//! the end does. Columns of rows of at most 16 bytes scanned from the last row
+//! the end does; in the deterministic mode, reduce-then-scan from the end, bitwise the same
+//! from run to run. Columns of rows of at most 16 bytes scanned from the last row
 //! run as one such scan of rows as vectors. Sums of f32 with NaN and infinities within the
 //! tolerance derived from each suffix, non-commutative exact operators exactly, a fused input
 //! map, and lengths around the tile. Other element sizes and every staged shape and tile order
@@ -329,6 +330,107 @@ fn unstaged_inputs_run_the_register_tile_from_the_end() {
             assert_same(&who, &got, &want, Cmp::Exact);
             assert_eq!(total, want_total, "{who}: total");
         }
+    }
+}
+
+/// In the deterministic mode the reverse scan runs reduce-then-scan from the end over the
+/// opposite monoid (its module is the one loaded): exact for a non-commutative operator (2x2
+/// matrices mod p) over one tile, a partial one, several, and more tiles than one tile of
+/// totals holds (a second level of totals); `u8` flags mapped to `u32` counts; sums of f32
+/// with NaN and infinities within the tolerance derived from each suffix; and affine f64 maps
+/// whose products round, bitwise the same from run to run.
+#[test]
+fn the_deterministic_mode_scans_from_the_end_reproducibly() {
+    let Some(_) = gpu() else { return };
+    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+    let g = Gpu::with_cache(0, cache.clone())
+        .unwrap()
+        .deterministic(true);
+    let mut rng = Rng::new(43);
+    let m = MatMulMod::default();
+    let shape = Plan::new(&m.cuda(), g.info().limits, g.tuning())
+        .shape(Purpose::Tiles)
+        .unwrap();
+    let tile = shape.tile() as usize;
+    let p = 1_000_000_007u64;
+    for n in [
+        1,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 7,
+        tile * (tile + 2) + 3,
+    ] {
+        let xs: Vec<Mat2> = (0..n)
+            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+            .collect();
+        let init = Mat2::new([3, 1, 4, 1]);
+        reverse_1d(&g, &m, &xs, init, Cmp::Exact, "deterministic matmul mod p");
+    }
+    assert!(reverse_loaded(
+        &cache,
+        &g,
+        m,
+        KernelSet::ReduceThenScanReverse(shape)
+    ));
+    let counts = Sum::<u32>::new();
+    let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
+        u32::from(*x != 0)
+    });
+    let tile = Plan::new(&counts.cuda(), g.info().limits, g.tuning())
+        .shape(Purpose::Tiles)
+        .unwrap()
+        .tile() as usize;
+    for n in [tile - 3, 2 * tile + 5] {
+        let flags: Vec<u8> = (0..n).map(|_| rng.below(3) as u8).collect();
+        let lanes = Lanes::rows(1, n);
+        for how in [
+            LaneScan::inclusive().reverse(),
+            LaneScan::exclusive(9).reverse(),
+        ] {
+            let who = format!("deterministic u8 flags to u32 counts, n={n} {how:?}");
+            let mut want: Vec<u32> = flags.iter().map(|x| count.apply(x)).collect();
+            let want_total = Sequential
+                .scan_lanes(&counts, &lanes, &mut want, &how)
+                .unwrap();
+            let mut got = vec![0u32; n];
+            let total = g
+                .map_scan_lanes(&counts, &count, &lanes, &flags, &mut got, &how)
+                .unwrap();
+            assert_same(&who, &got, &want, Cmp::Exact);
+            assert_eq!(total, want_total, "{who}: total");
+        }
+    }
+    let m = Sum::<f32>::new();
+    for n in [tile + 1, 1 << 22] {
+        let mut xs: Vec<f32> = (0..n)
+            .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
+            .collect();
+        xs[n / 3] = f32::INFINITY;
+        xs[n / 2] = f32::NAN;
+        xs[2 * n / 3] = f32::NEG_INFINITY;
+        let reversed: Vec<f32> = xs.iter().rev().copied().collect();
+        let cmp = sums(&Reversed::new(m), &reversed, 0.25);
+        reverse_1d(&g, &m, &xs, 0.25, cmp, "deterministic sum f32");
+    }
+    let m = Affine::<f64>::new();
+    let xs: Vec<AffineMap<f64>> = (0..3_000_017)
+        .map(|i| AffineMap::new(1.0 - 1e-7 * (i % 13) as f64, (i % 101) as f64 * 0.37))
+        .collect();
+    let lanes = Lanes::rows(1, xs.len());
+    let how = LaneScan::inclusive().reverse();
+    let bits = |ys: &[AffineMap<f64>]| -> Vec<(u64, u64)> {
+        ys.iter().map(|y| (y.a.to_bits(), y.b.to_bits())).collect()
+    };
+    let mut first = xs.clone();
+    g.scan_lanes(&m, &lanes, &mut first, &how).unwrap();
+    for _ in 0..3 {
+        let mut again = xs.clone();
+        g.scan_lanes(&m, &lanes, &mut again, &how).unwrap();
+        assert!(
+            bits(&first) == bits(&again),
+            "affine f64 in reverse differs between runs"
+        );
     }
 }
 

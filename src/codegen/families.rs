@@ -127,6 +127,8 @@ fn copy_form(s: &TileShape) -> &'static str {
 struct TiledCtx<'a> {
     prefix: &'a str,
     map: bool,
+    /// 1 for the reduce-then-scan from the end (what `MS_REVERSE` says), else 0.
+    reverse: u32,
     #[serde(flatten)]
     tile: TileCtx,
 }
@@ -292,16 +294,18 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
         | KernelSet::BrentKung { block } => {
             engine::render(template, &TextbookCtx { prefix, block })
         }
-        KernelSet::TiledReduce(s) | KernelSet::ReduceThenScan(s) | KernelSet::OneTile(s) => {
-            engine::render(
-                template,
-                &TiledCtx {
-                    prefix,
-                    map,
-                    tile: TileCtx::of(&s),
-                },
-            )
-        }
+        KernelSet::TiledReduce(s)
+        | KernelSet::ReduceThenScan(s)
+        | KernelSet::ReduceThenScanReverse(s)
+        | KernelSet::OneTile(s) => engine::render(
+            template,
+            &TiledCtx {
+                prefix,
+                map,
+                reverse: u32::from(matches!(set, KernelSet::ReduceThenScanReverse(_))),
+                tile: TileCtx::of(&s),
+            },
+        ),
         KernelSet::SinglePass(s) | KernelSet::SinglePassReverse(s) => engine::render(
             template,
             &SinglePassCtx {

@@ -170,6 +170,12 @@ pub enum KernelSet {
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
     ReduceThenScan(TileShape),
+    /// Reduce-then-scan from the end (`reduce_then_scan.cu` with each tile taken from the end
+    /// of the input and loaded and stored from its end): the module's operator is the opposite
+    /// monoid ([`crate::ops::Reversed`]), and the levels of tile totals above the input run
+    /// through the forward module of that operator. What reverse scans run in deterministic
+    /// mode.
+    ReduceThenScanReverse(TileShape),
     /// The single-pass scan with its tile in registers (`single_pass.cu`). Inputs of one such
     /// tile are scanned by the one-tile scan in the same shape, a module of its own
     /// ([`KernelSet::OneTile`]), so that the two compile in parallel.
@@ -272,6 +278,9 @@ impl KernelSet {
                 }
             }
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
+            KernelSet::ReduceThenScanReverse(s) => {
+                format!("reduce-then-scan-reverse-{}", s.name())
+            }
             KernelSet::SinglePass(s) => format!("single-pass-{}", s.name()),
             KernelSet::SinglePassReverse(s) => format!("single-pass-reverse-{}", s.name()),
             KernelSet::StagedScan(s) => format!("single-pass-{}", s.name()),
@@ -322,7 +331,9 @@ impl KernelSet {
             KernelSet::TiledReduce(_) => "tiled_reduce.cu",
             KernelSet::StagedReduce(_) => "staged_reduce.cu",
             KernelSet::ShareScan { .. } => "share_scan.cu",
-            KernelSet::ReduceThenScan(_) => "reduce_then_scan.cu",
+            KernelSet::ReduceThenScan(_) | KernelSet::ReduceThenScanReverse(_) => {
+                "reduce_then_scan.cu"
+            }
             KernelSet::SinglePass(_) | KernelSet::SinglePassReverse(_) => "single_pass.cu",
             KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_) => "staged_scan.cu",
             KernelSet::OneTile(_) => "one_tile.cu",
@@ -350,7 +361,9 @@ impl KernelSet {
             }
             KernelSet::StagedReduce(_) => &[Entry::Fill, Entry::ReduceStaged],
             KernelSet::ShareScan { .. } => &[Entry::Fill, Entry::ShareTotals, Entry::ShareScan],
-            KernelSet::ReduceThenScan(_) => &[Entry::Fill, Entry::TileTotals, Entry::TileScan],
+            KernelSet::ReduceThenScan(_) | KernelSet::ReduceThenScanReverse(_) => {
+                &[Entry::Fill, Entry::TileTotals, Entry::TileScan]
+            }
             KernelSet::SinglePass(_) | KernelSet::SinglePassReverse(_) => {
                 &[Entry::Fill, Entry::ScanSinglePass]
             }
@@ -387,6 +400,7 @@ impl KernelSet {
             | KernelSet::StagedReduce(s)
             | KernelSet::ShareScan { shape: s, .. }
             | KernelSet::ReduceThenScan(s)
+            | KernelSet::ReduceThenScanReverse(s)
             | KernelSet::SinglePass(s)
             | KernelSet::SinglePassReverse(s)
             | KernelSet::StagedScan(s)

@@ -2,8 +2,8 @@
 //! kernel (one single-pass scan of the segmented lifting, with each row's start computed from
 //! its position): the staged one where it applies, else the register one. One row is the 1-D
 //! scan itself, autotuned as any 1-D scan is: forwards, and in reverse the 1-D scan run from
-//! the end (staged where the forward scan stages, else in registers; not in the deterministic
-//! mode). The columns of a row-major array scanned down
+//! the end (staged where the forward scan stages, else in registers; reduce-then-scan from the
+//! end in the deterministic mode). The columns of a row-major array scanned down
 //! (the outer axis) are scanned in place by the column scan, or, for packed rows of at most 16
 //! bytes, by one 1-D scan of rows as vectors under the lane-wise operator (forwards or from
 //! the end); so are lanes that sit side by side as those columns do (the rows of a
@@ -145,7 +145,7 @@ pub(super) fn empty_totals<M: Monoid>(
 /// One contiguous row of `n` elements: forwards the 1-D scan (by `Algorithm::Auto`, as
 /// `Scanner::inclusive_scan` and `exclusive_scan` run it), in reverse the 1-D scan from the
 /// end ([`scan::reverse`]); the row's total into `totals`. `false`, with nothing launched,
-/// where neither runs (an empty row in reverse, the deterministic mode in reverse).
+/// for an empty row in reverse.
 fn one_row<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -177,7 +177,7 @@ fn one_row<M: Monoid, In: Element>(
 /// along its middle axis), without an input map. One group of packed rows of at most 16 bytes
 /// (2, 4, 8 or 16 columns) is one 1-D scan of rows, each row a vector of the lanes' values
 /// under the lane-wise operator ([`crate::ops::lanewise`]: the 1-D scan's tuned 8- and 16-byte
-/// elements), forwards or from the end (not in the deterministic mode). Any other number of
+/// elements), forwards or from the end. Any other number of
 /// columns that [`policy::column_shape`] takes, forwards or in reverse, is the column scan,
 /// where there is one group or each group's rows fill at least one of the policy's tiles (the
 /// tiles of shorter groups would be mostly empty). Both read each row (or strip of a row)
@@ -316,7 +316,7 @@ fn columns_in<M: Monoid>(
 
 /// The columns of a row-major array of `C` columns as one 1-D scan of `C`-vectors (see
 /// [`columns`]): `false` where a buffer does not hold whole vectors, or, in reverse, where
-/// [`scan::reverse`] does not run (the deterministic mode).
+/// [`scan::reverse`] does not run (no rows).
 fn columns_of<M: Monoid, const C: usize>(
     k: &OpKernels<M>,
     inp: DevSlice<M::Elem>,

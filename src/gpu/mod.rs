@@ -155,10 +155,11 @@ impl Gpu {
 
     /// In deterministic mode, `Algorithm::Auto` scans use the reduce-then-scan path, whose
     /// float results are bitwise identical from run to run (the default single-pass scan's are
-    /// not). Of the batched scans ([`crate::lanes`]) only those that run as one 1-D scan
-    /// forwards take it (one lane, or columns of at most 16 bytes in all); the others (rows,
-    /// columns, one lane in reverse) run single-pass kernels whose float results can differ in
-    /// their last bits from run to run.
+    /// not); reverse 1-D scans run its form from the end, as reproducible. Of the batched
+    /// scans ([`crate::lanes`]) only those that run as one 1-D scan take it (one lane, or
+    /// columns of at most 16 bytes in all, forwards or in reverse); the others (several rows,
+    /// wider columns) run single-pass kernels whose float results can differ in their last
+    /// bits from run to run.
     pub fn deterministic(mut self, on: bool) -> Self {
         self.deterministic = on;
         self

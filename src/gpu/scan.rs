@@ -154,8 +154,9 @@ fn tuned<M: Monoid, In: crate::element::Element>(
 /// forward scan runs in the share scan, which has no form from the end, in the staged shape
 /// the autotuner ranked first; elsewhere (one tile, a buffer off 16 bytes, an input map that
 /// changes the element size, a device before sm_80) by the register-tile single-pass scan
-/// from the end. `false`, with nothing launched, for an empty input and in the deterministic
-/// mode, which has no form from the end.
+/// from the end; in deterministic mode (and for more tiles than the single-pass scan numbers)
+/// by reduce-then-scan from the end, as reproducible as it is forwards. `false`, with nothing
+/// launched, for an empty input.
 pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -180,6 +181,7 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         }
         KernelSet::SinglePass(shape) => KernelSet::SinglePassReverse(shape),
         KernelSet::OneTile(_) => KernelSet::SinglePassReverse(sc.plan.shape(Purpose::SinglePass)?),
+        KernelSet::ReduceThenScan(shape) => KernelSet::ReduceThenScanReverse(shape),
         _ => return Ok(false),
     };
     let opposite = Reversed::new(sc.m);
@@ -190,7 +192,11 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         init,
         total,
     };
-    single_pass(&rk, set, inp, out, run)?;
+    if let KernelSet::ReduceThenScanReverse(_) = set {
+        reduce_then_scan(&rk, set, inp, out, run)?;
+    } else {
+        single_pass(&rk, set, inp, out, run)?;
+    }
     Ok(true)
 }
 
@@ -294,7 +300,10 @@ fn textbook<M: Monoid>(
     Ok(())
 }
 
-/// Tile totals, their scan (recursively, in place), then each tile from its carry.
+/// Tile totals, their scan (recursively, in place), then each tile from its carry. `set` is
+/// the reduce-then-scan or its form from the end, which reads and writes the input's tiles;
+/// the levels of totals above them scan forwards (for the form from the end, in the forward
+/// module of the same operator, the opposite monoid).
 fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
     sc: &OpKernels<M>,
     set: KernelSet,
@@ -302,8 +311,10 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
     out: DevSlice<M::Elem>,
     run: Run<M::Elem>,
 ) -> Result<()> {
-    let KernelSet::ReduceThenScan(shape) = set else {
-        unreachable!("reduce-then-scan set")
+    let (KernelSet::ReduceThenScan(shape) | KernelSet::ReduceThenScanReverse(shape)) = set else {
+        return Err(Error::invalid(
+            "internal: a reduce-then-scan of another kernel set",
+        ));
     };
     let k = sc.kernels(set)?;
     let tile = shape.tile();
@@ -334,6 +345,10 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
     let sums = carve.take::<M::Elem>(n.div_ceil(tile))?;
     // SAFETY: as above.
     unsafe { launch::tile_totals(stream, &k, sc.mapped, inp, sums, n) }?;
+    let kl = match set {
+        KernelSet::ReduceThenScanReverse(s) => sc.kernels(KernelSet::ReduceThenScan(s))?,
+        _ => k.clone(),
+    };
     // The totals' levels, scanned exclusively in place from init; the top one also writes
     // the total.
     let mut pending = Vec::new();
@@ -352,13 +367,14 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
                 has_init: run.init.is_some(),
                 total: run.total,
             };
-            // SAFETY: as above (levels past the first read M::Elem through the plain entry).
-            unsafe { launch::tile_scan(stream, &k, false, &args) }?;
+            // SAFETY: as above (`kl` is a module of this scanner's operator too; levels past
+            // the first read M::Elem through the plain entry).
+            unsafe { launch::tile_scan(stream, &kl, false, &args) }?;
             break;
         }
         let sums = carve.take::<M::Elem>(tiles)?;
         // SAFETY: as above.
-        unsafe { launch::tile_totals(stream, &k, false, level, sums, len) }?;
+        unsafe { launch::tile_totals(stream, &kl, false, level, sums, len) }?;
         pending.push((level, sums));
         level = sums;
     }
@@ -374,7 +390,7 @@ fn reduce_then_scan<M: Monoid, In: crate::element::Element>(
             total: None,
         };
         // SAFETY: as above.
-        unsafe { launch::tile_scan(stream, &k, false, &args) }?;
+        unsafe { launch::tile_scan(stream, &kl, false, &args) }?;
     }
     let args = TileScan {
         inp,

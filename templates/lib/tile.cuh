@@ -200,6 +200,12 @@ __device__ __forceinline__ void ms_thread_scan(ms_elem (&items)[MS_ITEMS], ms_el
     }
 }
 
+// Where this block's tile starts, in a grid of one block per tile: block b takes tile b, or
+// (`FromEnd`) tile gridDim.x - 1 - b.
+template <bool FromEnd>
+__device__ __forceinline__ ms_u64 ms_grid_tile_base() {
+    return (ms_u64)(FromEnd ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * MS_TILE;
+}
 __device__ __forceinline__ ms_u64 ms_valid(ms_u64 base, ms_u64 n) {
     return n - base < (ms_u64)MS_TILE ? n - base : (ms_u64)MS_TILE;
 }

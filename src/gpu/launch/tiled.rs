@@ -246,8 +246,8 @@ pub(crate) unsafe fn reduce_shares<In: DeviceRepr, T: DeviceRepr>(
 /// map when `mapped`.
 ///
 /// # Safety
-/// `k` is a [`KernelSet::ReduceThenScan`] module rendered for element type `T`, and (when
-/// `mapped`) for an input map from `In`; unmapped, `In` is `T`.
+/// `k` is a [`KernelSet::ReduceThenScan`] module (or its form from the end) rendered for
+/// element type `T`, and (when `mapped`) for an input map from `In`; unmapped, `In` is `T`.
 pub(crate) unsafe fn tile_totals<In: DeviceRepr, T: DeviceRepr>(
     s: &CudaStream,
     k: &Loaded,
@@ -257,7 +257,8 @@ pub(crate) unsafe fn tile_totals<In: DeviceRepr, T: DeviceRepr>(
     n: u64,
 ) -> Result<()> {
     let f = k.function(Entry::TileTotals, mapped)?;
-    let KernelSet::ReduceThenScan(shape) = k.set() else {
+    let (KernelSet::ReduceThenScan(shape) | KernelSet::ReduceThenScanReverse(shape)) = k.set()
+    else {
         return Err(Error::invalid(
             "internal: tile_totals needs a reduce-then-scan module",
         ));
@@ -303,8 +304,9 @@ pub(crate) struct TileScan<In, T> {
 /// `mapped`.
 ///
 /// # Safety
-/// `k` is a [`KernelSet::ReduceThenScan`] or [`KernelSet::OneTile`] module rendered for
-/// element type `T`, and (when `mapped`) for an input map from `In`; unmapped, `In` is `T`.
+/// `k` is a [`KernelSet::ReduceThenScan`] module (or its form from the end) or a
+/// [`KernelSet::OneTile`] module rendered for element type `T`, and (when `mapped`) for an
+/// input map from `In`; unmapped, `In` is `T`.
 pub(crate) unsafe fn tile_scan<In: DeviceRepr, T: DeviceRepr>(
     s: &CudaStream,
     k: &Loaded,
@@ -313,7 +315,9 @@ pub(crate) unsafe fn tile_scan<In: DeviceRepr, T: DeviceRepr>(
 ) -> Result<()> {
     let f = k.function(Entry::TileScan, mapped)?;
     let shape = match k.set() {
-        KernelSet::ReduceThenScan(s) | KernelSet::OneTile(s) => s,
+        KernelSet::ReduceThenScan(s)
+        | KernelSet::ReduceThenScanReverse(s)
+        | KernelSet::OneTile(s) => s,
         other => {
             return Err(Error::invalid(format!(
                 "internal: tile_scan is not in {}",
