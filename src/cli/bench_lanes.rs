@@ -2,7 +2,8 @@
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
 //! down columns, views of columns (some of a wider array's, groups along a middle axis), rows of
 //! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones (in the
-//! staged scan from the end, and in the row kernel that takes the rest). Each figure is a
+//! staged scan from the end, the register-tile scan from the end and the reduce-then-scan from
+//! the end). Each figure is a
 //! fraction of a device-to-device copy of the same bytes (the lanes' elements, not what lies
 //! between them; for a mapped input, half the bytes read and written).
 
@@ -181,15 +182,14 @@ impl Ctx<'_> {
         self.one_lane(&Affine::<f64>::new(), "affine f64", maps)?;
         let lse = LogSumExp.generate(n / 2, 7);
         self.one_lane(&LogSumExp, "logsumexp f64", lse)?;
-        self.row_kernel_lanes(n)
+        self.unstaged_lanes(n)
     }
 
-    /// 1-D scans whose reverse form is the row kernel's (over the segmented lifting of the
-    /// opposite monoid), not the staged scan from the end, forward then reverse, sum over `n`
-    /// elements: from the second element of 16-byte aligned buffers (unaligned), of `u8` flags
-    /// mapped to `u32` counts as they load (the input's element is not the monoid's), and in
-    /// the deterministic mode.
-    fn row_kernel_lanes(&mut self, n: usize) -> Result<(), CliError> {
+    /// 1-D scans that do not stage, forward then reverse, sum over `n` elements: from the
+    /// second element of 16-byte aligned buffers (unaligned) and of `u8` flags mapped to `u32`
+    /// counts as they load (the input's element is not the monoid's), both in the register-tile
+    /// single-pass scan, and in the deterministic mode (reduce-then-scan).
+    fn unstaged_lanes(&mut self, n: usize) -> Result<(), CliError> {
         let sum = Sum::<i32>::new();
         let ints: Vec<i32> = (0..n as u64).map(|i| (i % 1000) as i32 - 500).collect();
         let s = self.gpu.stream();
