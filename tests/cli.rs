@@ -392,8 +392,8 @@ fn emit_rejects_impossible_architectures() {
 /// (by tensor copies on sm_90) where it applies, the register one before sm_80 and for values
 /// it does not stage; `rows-reverse` the same over the opposite monoid; `segments` and
 /// `segments-reverse` the same for rows given by offsets; `staged` and `staged-reverse` the 1-D
-/// staged scan, forwards and from the end; `single-pass-reverse` the register-tile scan from the
-/// end.
+/// staged scan, forwards and from the end; `single-pass-reverse` the register-tile scan and
+/// `hierarchical-reverse` the reduce-then-scan from the end.
 #[test]
 fn emit_prints_the_row_kernels() {
     let emit = |args: &[&str]| {
@@ -436,6 +436,11 @@ fn emit_prints_the_row_kernels() {
         "75",
     ]);
     assert!(reverse.contains("_scan_single_pass(") && reverse.contains("#define MS_REVERSE 1"));
+    assert!(reverse.contains("inner::combine(b, a)"));
+    let forward = emit(&["--op", "matmod", "--algo", "hierarchical"]);
+    assert!(forward.contains("_tile_totals(") && forward.contains("#define MS_REVERSE 0"));
+    let reverse = emit(&["--op", "matmod", "--algo", "hierarchical-reverse"]);
+    assert!(reverse.contains("_tile_totals(") && reverse.contains("#define MS_REVERSE 1"));
     assert!(reverse.contains("inner::combine(b, a)"));
     let ampere = emit(&[
         "--op", "affine", "--dtype", "f64", "--algo", "rows", "--arch", "80",

@@ -18,6 +18,10 @@ pub enum Kernels {
     BrentKung,
     /// Reduce-then-scan over register tiles.
     Hierarchical,
+    /// Reduce-then-scan from the end, what reverse 1-D scans run in deterministic mode: its
+    /// operator is the opposite monoid of `--op` (the levels of tile totals run through the
+    /// forward module of that operator).
+    HierarchicalReverse,
     /// The single-pass scan with decoupled look-back, one block per tile (small inputs,
     /// unaligned buffers, elements that cannot be staged).
     SinglePass,
@@ -93,6 +97,7 @@ impl Job for Emit<'_> {
             }
             Kernels::StagedReverse => return reverse(m, self.0, Purpose::Staged),
             Kernels::SinglePassReverse => return reverse(m, self.0, Purpose::SinglePass),
+            Kernels::HierarchicalReverse => return reverse(m, self.0, Purpose::Tiles),
             _ => {}
         }
         let op = m.cuda();
@@ -130,7 +135,8 @@ impl Job for Emit<'_> {
             | Kernels::Segments
             | Kernels::SegmentsReverse
             | Kernels::StagedReverse
-            | Kernels::SinglePassReverse => {
+            | Kernels::SinglePassReverse
+            | Kernels::HierarchicalReverse => {
                 unreachable!("rendered above")
             }
         };
@@ -155,16 +161,19 @@ fn staged_shape(plan: &Plan, size: usize, arch: u32) -> Result<TileShape, CliErr
     Ok(shape)
 }
 
-/// A scan from the end for `m` (the staged one for `Purpose::Staged`, else the register-tile
-/// one): the forward scan's shape, rendered for the opposite monoid.
+/// A scan from the end for `m`: the staged one for `Purpose::Staged`, the reduce-then-scan
+/// for `Purpose::Tiles`, else the register-tile single-pass one; in the forward scan's shape,
+/// rendered for the opposite monoid.
 fn reverse<M: Monoid>(m: M, args: &EmitArgs, purpose: Purpose) -> Result<String, CliError> {
     let limits = DeviceLimits::for_arch(args.arch);
     let forward = Plan::new(&m.cuda(), limits, &Tuning::default());
-    let set = if purpose == Purpose::Staged {
-        let size = std::mem::size_of::<M::Elem>();
-        KernelSet::StagedScanReverse(staged_shape(&forward, size, args.arch)?)
-    } else {
-        KernelSet::SinglePassReverse(forward.shape(Purpose::SinglePass)?)
+    let set = match purpose {
+        Purpose::Staged => {
+            let size = std::mem::size_of::<M::Elem>();
+            KernelSet::StagedScanReverse(staged_shape(&forward, size, args.arch)?)
+        }
+        Purpose::Tiles => KernelSet::ReduceThenScanReverse(forward.shape(Purpose::Tiles)?),
+        _ => KernelSet::SinglePassReverse(forward.shape(Purpose::SinglePass)?),
     };
     let op = Reversed::new(m).cuda();
     let plan = Plan::new(&op, limits, &Tuning::default());
