@@ -46,6 +46,42 @@ fn reverse_loaded<M: Monoid>(cache: &KernelCache, g: &Gpu, m: M, set: KernelSet)
     fetched.origin == Origin::Memory
 }
 
+/// The tile, for `purpose`, of sums of u32 counts on `g`.
+fn counts_tile(g: &Gpu, purpose: Purpose) -> usize {
+    Plan::new(&Sum::<u32>::new().cuda(), g.info().limits, g.tuning())
+        .shape(purpose)
+        .unwrap()
+        .tile() as usize
+}
+
+/// `n` random `u8` flags mapped to `u32` counts as they load (the map changes the element
+/// size) and scanned in reverse on `g`, inclusive and exclusive with the total: exactly the
+/// sequential backend's results.
+fn flags_to_counts(g: &Gpu, n: usize, rng: &mut Rng, what: &str) {
+    let counts = Sum::<u32>::new();
+    let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
+        u32::from(*x != 0)
+    });
+    let flags: Vec<u8> = (0..n).map(|_| rng.below(3) as u8).collect();
+    let lanes = Lanes::rows(1, n);
+    for how in [
+        LaneScan::inclusive().reverse(),
+        LaneScan::exclusive(9).reverse(),
+    ] {
+        let who = format!("{what}, n={n} {how:?}");
+        let mut want: Vec<u32> = flags.iter().map(|x| count.apply(x)).collect();
+        let want_total = Sequential
+            .scan_lanes(&counts, &lanes, &mut want, &how)
+            .unwrap();
+        let mut got = vec![0u32; n];
+        let total = g
+            .map_scan_lanes(&counts, &count, &lanes, &flags, &mut got, &how)
+            .unwrap();
+        assert_same(&who, &got, &want, Cmp::Exact);
+        assert_eq!(total, want_total, "{who}: total");
+    }
+}
+
 /// Lengths around the staged tile of 2^22 elements (one tile and less run the one-tile scan
 /// forwards, the register-tile scan from the end in reverse).
 fn lengths<M: Monoid>(g: &Gpu, m: &M) -> Vec<usize> {
@@ -303,33 +339,9 @@ fn unstaged_inputs_run_the_register_tile_from_the_end() {
         m,
         KernelSet::SinglePassReverse(shape)
     ));
-    let counts = Sum::<u32>::new();
-    let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
-        u32::from(*x != 0)
-    });
-    let tile = Plan::new(&counts.cuda(), g.info().limits, g.tuning())
-        .shape(Purpose::SinglePass)
-        .unwrap()
-        .tile() as usize;
+    let tile = counts_tile(&g, Purpose::SinglePass);
     for n in [1, tile, 2 * tile + 5] {
-        let flags: Vec<u8> = (0..n).map(|_| rng.below(3) as u8).collect();
-        let lanes = Lanes::rows(1, n);
-        for how in [
-            LaneScan::inclusive().reverse(),
-            LaneScan::exclusive(9).reverse(),
-        ] {
-            let who = format!("u8 flags to u32 counts, n={n} {how:?}");
-            let mut want: Vec<u32> = flags.iter().map(|x| count.apply(x)).collect();
-            let want_total = Sequential
-                .scan_lanes(&counts, &lanes, &mut want, &how)
-                .unwrap();
-            let mut got = vec![0u32; n];
-            let total = g
-                .map_scan_lanes(&counts, &count, &lanes, &flags, &mut got, &how)
-                .unwrap();
-            assert_same(&who, &got, &want, Cmp::Exact);
-            assert_eq!(total, want_total, "{who}: total");
-        }
+        flags_to_counts(&g, n, &mut rng, "u8 flags to u32 counts");
     }
 }
 
@@ -373,33 +385,9 @@ fn the_deterministic_mode_scans_from_the_end_reproducibly() {
         m,
         KernelSet::ReduceThenScanReverse(shape)
     ));
-    let counts = Sum::<u32>::new();
-    let count = Map::new("flag_count", "x != 0 ? 1u : 0u", |x: &u8| {
-        u32::from(*x != 0)
-    });
-    let tile = Plan::new(&counts.cuda(), g.info().limits, g.tuning())
-        .shape(Purpose::Tiles)
-        .unwrap()
-        .tile() as usize;
+    let tile = counts_tile(&g, Purpose::Tiles);
     for n in [tile - 3, 2 * tile + 5] {
-        let flags: Vec<u8> = (0..n).map(|_| rng.below(3) as u8).collect();
-        let lanes = Lanes::rows(1, n);
-        for how in [
-            LaneScan::inclusive().reverse(),
-            LaneScan::exclusive(9).reverse(),
-        ] {
-            let who = format!("deterministic u8 flags to u32 counts, n={n} {how:?}");
-            let mut want: Vec<u32> = flags.iter().map(|x| count.apply(x)).collect();
-            let want_total = Sequential
-                .scan_lanes(&counts, &lanes, &mut want, &how)
-                .unwrap();
-            let mut got = vec![0u32; n];
-            let total = g
-                .map_scan_lanes(&counts, &count, &lanes, &flags, &mut got, &how)
-                .unwrap();
-            assert_same(&who, &got, &want, Cmp::Exact);
-            assert_eq!(total, want_total, "{who}: total");
-        }
+        flags_to_counts(&g, n, &mut rng, "deterministic u8 flags to u32 counts");
     }
     let m = Sum::<f32>::new();
     for n in [tile + 1, 1 << 22] {
