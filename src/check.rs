@@ -273,6 +273,7 @@ pub fn kernel_sets(op: &CudaOp, cc: u32) -> Result<Vec<KernelSet>> {
             let set = KernelSet::ShareScan {
                 shape: shares,
                 stages: policy::share_scan_stages(t),
+                reverse: false,
             };
             if shares.shares_fit(size) && in_size == size && !sets.contains(&set) {
                 sets.push(set);

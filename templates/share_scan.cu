@@ -1,3 +1,8 @@
+// Reverse (MS_REVERSE 1; the module's operator is then the opposite monoid, so that a forward
+// scan of the reversed sequence is the reverse scan): the shares and the tail stay where they
+// are in memory, and the threads, blocks and steps take them from the end (lib/shares.cuh), so
+// the tail comes first and the launch's first rows last.
+#define MS_REVERSE {{ reverse }}
 {% include "lib/tile.cuh" %}
 {% include "lib/staging.cuh" %}
 {% include "lib/tma.cuh" %}
@@ -31,16 +36,16 @@ __device__ __forceinline__ int ms_share_count(ms_u64 row, ms_u64 rows, ms_u64 n,
 // The tail's thread (row `rows`, past the map's rows, which the tensor copies fill with zeros):
 // puts its `count` elements of step `j` into its own row of the stage, where its warp folds
 // them with the shares' (one instruction stream: the tail's lane does not hold its warp on a
-// path of its own), and asks L2 for its next step's lines. It loads a batch at a time, each
-// batch's loads issued together; its writes are fenced before the tensor copies refill the
-// stage.
+// path of its own), and asks L2 for the lines of the step it takes next (in reverse, j - 1).
+// It loads a batch at a time, each batch's loads issued together; its writes are fenced before
+// the tensor copies refill the stage.
 template <typename Map>
 __device__ __forceinline__ void ms_share_tail_fill(const typename Map::in_t* in, ms_u64 n, ms_u64 rows, ms_u32 j,
                                                    ms_u32 steps, int count, char* buf) {
     typedef typename Map::in_t in_t;
     const ms_u64 base = ms_share_tail_base(rows, steps, j);
-    const ms_u64 next = base + MS_SHARE_ELEMS;
-    if (next < n) {
+    const ms_u64 next = MS_REVERSE ? base - MS_SHARE_ELEMS : base + MS_SHARE_ELEMS;
+    if ((!MS_REVERSE || j > 0) && next < n) {
         // The next step's bytes, from any alignment: one more line than its columns.
         const char* first = (const char*)(in + next);
         const char* last = (const char*)(in + n) - 1;
@@ -64,11 +69,13 @@ __device__ __forceinline__ void ms_share_tail_fill(const typename Map::in_t* in,
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-// The first `count` elements of this thread's row of a stage scanned in place from `acc`.
+// The first `count` elements of this thread's row of a stage scanned in place from `acc`, in the
+// order a thread takes them.
 template <typename Map>
 __device__ __forceinline__ ms_elem ms_share_scan_step(char* buf, int count, int exclusive, ms_elem acc) {
     MS_STEP_UNROLL
-    for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
+    for (int q = 0; q < MS_SHARE_ELEMS; ++q) {
+        const int e = MS_SHARE_IN_STEP(q);
         if (e < count) {
             const ms_elem x = Map::apply(ms_share_get<typename Map::in_t>(buf, e));
             if (exclusive) ms_share_put(buf, e, acc);
@@ -84,22 +91,23 @@ __device__ __forceinline__ void ms_share_totals(const typename Map::in_t* in, ms
                                                 ms_staged_smem& sm, ms_u64* bars, const ms_tensor_map* tmap) {
 {% if shares %}    typedef typename Map::in_t in_t;
     static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: share scans read elements of the element's size");
-    const ms_u32 first_row = blockIdx.x * MS_BLOCK;
-    const ms_u64 row = (ms_u64)first_row + threadIdx.x;
+    const ms_u32 first_row = ms_share_first_row();
+    const ms_u64 row = (ms_u64)first_row + ms_share_row();
     ms_share_start(steps, first_row, bufs, bars, tmap);
     __syncthreads();
     ms_elem acc = MsOp::identity();
-    for (ms_u32 j = 0; j < steps; ++j) {
-        const int stage = (int)(j % MS_SHARE_STAGES);
+    for (ms_u32 k = 0; k < steps; ++k) {
+        const ms_u32 j = ms_share_step(k, steps);
+        const int stage = (int)(k % MS_SHARE_STAGES);
         char* buf = bufs + stage * MS_SHARE_STAGE_BYTES;
-        ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
+        ms_bar_wait_parity(ms_shared_addr(bars + stage), (k / MS_SHARE_STAGES) & 1);
         const int count = ms_share_count(row, rows, n, j, steps);
         if (row == rows) ms_share_tail_fill<Map>(in, n, rows, j, steps, count, buf);
         acc = ms_share_fold_step<Map>(buf, count, acc);
         // Every thread is done with this buffer before it is refilled.
         __syncthreads();
-        if (threadIdx.x == 0 && j + MS_SHARE_STAGES < steps) {
-            ms_share_issue(tmap, j + MS_SHARE_STAGES, first_row, buf, bars + stage);
+        if (threadIdx.x == 0 && k + MS_SHARE_STAGES < steps) {
+            ms_share_issue(tmap, ms_share_step(k + MS_SHARE_STAGES, steps), first_row, buf, bars + stage);
         }
     }
     if (row <= rows) row_totals[row] = acc;
@@ -114,8 +122,8 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
                                               int exclusive, ms_elem init, int has_init, ms_elem* total_out,
                                               char* bufs, ms_staged_smem& sm, ms_u64* bars,
                                               const ms_tensor_map* tmap, const ms_tensor_map* tout) {
-{% if shares %}    const ms_u32 first_row = blockIdx.x * MS_BLOCK;
-    const ms_u64 row = (ms_u64)first_row + threadIdx.x;
+{% if shares %}    const ms_u32 first_row = ms_share_first_row();
+    const ms_u64 row = (ms_u64)first_row + ms_share_row();
     ms_share_start(steps, first_row, bufs, bars, tmap);
     // The block's carry: init, then the partials of the blocks before this one, each thread
     // folding a contiguous run of them and the block reducing the runs in thread order.
@@ -131,10 +139,11 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
     ms_elem aggregate;
     const ms_elem within = ms_block_exclusive(row <= rows ? row_totals[row] : MsOp::identity(), aggregate, sm);
     ms_elem acc = MsOp::combine(block_carry, within);
-    for (ms_u32 j = 0; j < steps; ++j) {
-        const int stage = (int)(j % MS_SHARE_STAGES);
+    for (ms_u32 k = 0; k < steps; ++k) {
+        const ms_u32 j = ms_share_step(k, steps);
+        const int stage = (int)(k % MS_SHARE_STAGES);
         char* buf = bufs + stage * MS_SHARE_STAGE_BYTES;
-        ms_bar_wait_parity(ms_shared_addr(bars + stage), (j / MS_SHARE_STAGES) & 1);
+        ms_bar_wait_parity(ms_shared_addr(bars + stage), (k / MS_SHARE_STAGES) & 1);
         const int count = ms_share_count(row, rows, n, j, steps);
         if (row == rows) ms_share_tail_fill<Map>(in, n, rows, j, steps, count, buf);
         acc = ms_share_scan_step<Map>(buf, count, exclusive, acc);
@@ -150,16 +159,17 @@ __device__ __forceinline__ void ms_share_scan(const typename Map::in_t* in, ms_e
         __syncthreads();
         if (threadIdx.x == 0) {
             ms_share_store(tout, j, first_row, buf);
-            if (j + MS_SHARE_STAGES < steps) {
+            if (k + MS_SHARE_STAGES < steps) {
                 asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-                ms_share_issue(tmap, j + MS_SHARE_STAGES, first_row, buf, bars + stage);
+                ms_share_issue(tmap, ms_share_step(k + MS_SHARE_STAGES, steps), first_row, buf, bars + stage);
             }
         }
     }
     // The stores have completed before the block ends.
     if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-    // The last row (the tail's, where there is one) ends on the scan's total.
-    const ms_u64 last = ms_share_tail_base(rows, steps, 0) < n ? rows : rows - 1;
+    // The row taken last (forwards the tail's, where there is one; in reverse row 0) ends on the
+    // scan's total.
+    const ms_u64 last = MS_REVERSE ? 0 : ms_share_tail_base(rows, steps, 0) < n ? rows : rows - 1;
     if (total_out && row == last) *total_out = acc;
 {% else %}    __trap();
 {% endif %}}

@@ -392,8 +392,9 @@ fn emit_rejects_impossible_architectures() {
 /// (by tensor copies on sm_90) where it applies, the register one before sm_80 and for values
 /// it does not stage; `rows-reverse` the same over the opposite monoid; `segments` and
 /// `segments-reverse` the same for rows given by offsets; `staged` and `staged-reverse` the 1-D
-/// staged scan, forwards and from the end; `single-pass-reverse` the register-tile scan and
-/// `hierarchical-reverse` the reduce-then-scan from the end.
+/// staged scan, forwards and from the end; `single-pass-reverse` the register-tile scan,
+/// `hierarchical-reverse` the reduce-then-scan and `share-scan-reverse` the share scan from the
+/// end (`share-scan` forwards; neither before sm_90).
 #[test]
 fn emit_prints_the_row_kernels() {
     let emit = |args: &[&str]| {
@@ -442,6 +443,24 @@ fn emit_prints_the_row_kernels() {
     let reverse = emit(&["--op", "matmod", "--algo", "hierarchical-reverse"]);
     assert!(reverse.contains("_tile_totals(") && reverse.contains("#define MS_REVERSE 1"));
     assert!(reverse.contains("inner::combine(b, a)"));
+    let forward = emit(&["--op", "matmod", "--algo", "share-scan"]);
+    assert!(forward.contains("_share_scan(") && forward.contains("#define MS_REVERSE 0"));
+    let reverse = emit(&["--op", "matmod", "--algo", "share-scan-reverse"]);
+    assert!(reverse.contains("_share_totals(") && reverse.contains("#define MS_REVERSE 1"));
+    assert!(reverse.contains("inner::combine(b, a)"));
+    let refused = Command::new(env!("CARGO_BIN_EXE_monoscan"))
+        .args([
+            "emit",
+            "--op",
+            "matmod",
+            "--algo",
+            "share-scan-reverse",
+            "--arch",
+            "80",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success() && stderr(&refused).contains("share scan"));
     let ampere = emit(&[
         "--op", "affine", "--dtype", "f64", "--algo", "rows", "--arch", "80",
     ]);

@@ -122,13 +122,18 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
                 }
             }
             let mut r = shape(Purpose::StagedReduce, t);
-            // The share scan, in the staged reduce's shape, wherever its steps fit (sm_90).
+            // The share scan, in the staged reduce's shape, wherever its steps fit (sm_90),
+            // forwards and from the end.
             let mut shares = r;
             shares.chains = policy::chains(&cost, t, &shares, size);
-            for stages in [1, policy::SHARE_STAGES] {
+            for (stages, reverse) in [1, policy::SHARE_STAGES]
+                .into_iter()
+                .flat_map(|s| [(s, false), (s, true)])
+            {
                 let set = KernelSet::ShareScan {
                     shape: shares,
                     stages,
+                    reverse,
                 };
                 if shares.shares_fit(size) && !sets.contains(&set) {
                     sets.push(set);
@@ -522,7 +527,11 @@ fn share_scans_refuse_other_stage_counts() {
     let limits = DeviceLimits::for_arch(90);
     let op = Sum::<f64>::new().cuda();
     let shape = policy::staged_reduce_shape(8, &limits, &Tuning::default()).unwrap();
-    let set = |stages| KernelSet::ShareScan { shape, stages };
+    let set = |stages| KernelSet::ShareScan {
+        shape,
+        stages,
+        reverse: false,
+    };
     for stages in [1, policy::SHARE_STAGES] {
         let r = render(&op, &KernelSpec::new(set(stages))).unwrap();
         let line = format!("#define MS_SHARE_STAGES {stages}");

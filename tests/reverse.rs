@@ -232,61 +232,103 @@ fn a_staged_input_loads_the_reverse_staged_module() {
     ));
 }
 
-/// Where the forward scan runs in the share scan (here always: `ShareScan::Always`), which has
-/// no form from the end, the reverse scan runs the staged scan from the end in the plan's
-/// staged shape (its module is the one loaded): exact for a non-commutative operator over two
-/// whole shares per resident thread and a tail, inclusive and exclusive with the total.
+/// Where the forward scan runs in the share scan (here always: `ShareScan::Always`), the
+/// reverse scan runs the share scan from the end over the opposite monoid (its module is the
+/// one loaded), in one and two stage buffers: exact for a non-commutative operator over whole
+/// shares only, a tail one element short of a share and a short tail (two or three steps per
+/// share, from the resident threads of the forward module), inclusive and exclusive with the
+/// total; f32 sums with NaN and infinities within the tolerance derived from each suffix. An
+/// input too small for the shares runs the staged scan from the end in the plan's staged shape.
 #[test]
-fn a_share_scanned_input_runs_the_staged_scan_from_the_end() {
+fn a_share_scanned_input_runs_the_share_scan_from_the_end() {
     let Some(_) = gpu() else { return };
-    let tuning = Tuning {
-        share_scan: ShareScan::Always,
-        autotune: false,
-        ..Tuning::default()
-    };
-    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
-    let g = Gpu::with_cache(0, cache.clone())
-        .unwrap()
-        .with_tuning(tuning)
-        .unwrap();
-    let m = MatMulMod::default();
-    let scanner = g.scanner(&m);
-    scanner.prepare().unwrap();
-    let kernels = scanner.kernel_info().unwrap();
-    let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
-    let size = std::mem::size_of::<Mat2>();
-    let Some(whole) = common::gpu::share_step_bytes(&g, &kernels, size) else {
-        assert!(
-            plan.share_scan_set().unwrap().is_none(),
-            "the plan has a share scan that prepare did not load"
+    for stages in [1, 2] {
+        let tuning = Tuning {
+            share_scan: ShareScan::Always,
+            share_stages: Some(stages),
+            autotune: false,
+            ..Tuning::default()
+        };
+        let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+        let g = Gpu::with_cache(0, cache.clone())
+            .unwrap()
+            .with_tuning(tuning)
+            .unwrap();
+        let m = MatMulMod::default();
+        let scanner = g.scanner(&m);
+        scanner.prepare().unwrap();
+        let kernels = scanner.kernel_info().unwrap();
+        let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
+        let size = std::mem::size_of::<Mat2>() as u64;
+        let Some(whole) = common::gpu::share_step_bytes(&g, &kernels, size as usize) else {
+            assert!(
+                plan.share_scan_set().unwrap().is_none(),
+                "the plan has a share scan that prepare did not load"
+            );
+            eprintln!("skipped: no share scan on this device (its tensor copies need sm_90)");
+            return;
+        };
+        let Some(KernelSet::ShareScan { shape, .. }) = plan.share_scan_set().unwrap() else {
+            panic!("prepare loaded a share scan that the plan does not have");
+        };
+        let from_end = KernelSet::ShareScan {
+            shape,
+            stages,
+            reverse: true,
+        };
+        let mut rng = Rng::new(13 + u64::from(stages));
+        let p = 1_000_000_007u64;
+        for bytes in [2 * whole, 3 * whole - size, 2 * whole + 5 * size] {
+            let n = (bytes / size) as usize;
+            let xs: Vec<Mat2> = (0..n)
+                .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+                .collect();
+            let what = format!("matmul mod p, share scan from the end, {stages} stages");
+            reverse_1d(&g, &m, &xs, Mat2::new([2, 7, 1, 8]), Cmp::Exact, &what);
+        }
+        assert!(reverse_loaded(&cache, &g, m, from_end), "{stages} stages");
+        // Too small for the shares (half a step per resident thread): the staged scan from
+        // the end.
+        let n = (whole / size / 2 + 7) as usize;
+        let xs: Vec<Mat2> = (0..n)
+            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+            .collect();
+        reverse_1d(
+            &g,
+            &m,
+            &xs,
+            Mat2::new([3, 1, 4, 1]),
+            Cmp::Exact,
+            "matmul mod p, small",
         );
-        eprintln!("skipped: no share scan on this device (its tensor copies need sm_90)");
-        return;
-    };
-    let n = (2 * whole / size as u64 + 7) as usize;
-    let KernelSet::StagedScan(shape) = plan.scan_set(Algorithm::Auto, n as u64, true).unwrap()
-    else {
-        panic!("a scan of {n} elements with a share scan does not stage");
-    };
-    let mut rng = Rng::new(13);
-    let p = 1_000_000_007u64;
-    let xs: Vec<Mat2> = (0..n)
-        .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
-        .collect();
-    reverse_1d(
-        &g,
-        &m,
-        &xs,
-        Mat2::new([2, 7, 1, 8]),
-        Cmp::Exact,
-        "matmul mod p, share scan forwards",
-    );
-    assert!(reverse_loaded(
-        &cache,
-        &g,
-        m,
-        KernelSet::StagedScanReverse(shape)
-    ));
+        let KernelSet::StagedScan(staged) = plan.scan_set(Algorithm::Auto, n as u64, true).unwrap()
+        else {
+            panic!("a scan of {n} elements with a share scan does not stage");
+        };
+        assert!(reverse_loaded(
+            &cache,
+            &g,
+            m,
+            KernelSet::StagedScanReverse(staged)
+        ));
+        let f = Sum::<f32>::new();
+        let sums_scanner = g.scanner(&f);
+        sums_scanner.prepare().unwrap();
+        let kernels = sums_scanner.kernel_info().unwrap();
+        let Some(whole) = common::gpu::share_step_bytes(&g, &kernels, 4) else {
+            continue;
+        };
+        let n = (2 * whole / 4 + 5) as usize;
+        let mut xs: Vec<f32> = (0..n)
+            .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
+            .collect();
+        xs[n / 3] = f32::INFINITY;
+        xs[n / 2] = f32::NAN;
+        xs[2 * n / 3] = f32::NEG_INFINITY;
+        let reversed: Vec<f32> = xs.iter().rev().copied().collect();
+        let cmp = sums(&Reversed::new(f), &reversed, 0.25);
+        reverse_1d(&g, &f, &xs, 0.25, cmp, "sum f32, share scan from the end");
+    }
 }
 
 /// Where the forward scan takes the register tile, the reverse scan runs the register-tile

@@ -54,6 +54,13 @@ pub enum Kernels {
     /// The staged reduce: tiles copied into shared memory through several stages (sm_80 and
     /// newer; what reductions of large or odd-sized elements and expensive combines run).
     StagedReduce,
+    /// The share scan: each resident thread folds one contiguous share, then scans it again
+    /// from its carry (tensor copies, sm_90 and newer; what scans of combines that cost more
+    /// than their bytes run where the autotuner picks it).
+    ShareScan,
+    /// The share scan from the end, what reverse 1-D scans run where the forward scan runs
+    /// in the share scan: its operator is the opposite monoid of `--op`.
+    ShareScanReverse,
 }
 
 /// Arguments of `monoscan emit`.
@@ -98,6 +105,7 @@ impl Job for Emit<'_> {
             Kernels::StagedReverse => return reverse(m, self.0, Purpose::Staged),
             Kernels::SinglePassReverse => return reverse(m, self.0, Purpose::SinglePass),
             Kernels::HierarchicalReverse => return reverse(m, self.0, Purpose::Tiles),
+            Kernels::ShareScanReverse => return reverse(m, self.0, Purpose::StagedReduce),
             _ => {}
         }
         let op = m.cuda();
@@ -130,13 +138,15 @@ impl Job for Emit<'_> {
                 KernelSet::StagedReduce(shape)
             }
             Kernels::Staged => KernelSet::StagedScan(staged_shape(&plan, size, arch)?),
+            Kernels::ShareScan => share_set(&plan, size, arch, false)?,
             Kernels::Rows
             | Kernels::RowsReverse
             | Kernels::Segments
             | Kernels::SegmentsReverse
             | Kernels::StagedReverse
             | Kernels::SinglePassReverse
-            | Kernels::HierarchicalReverse => {
+            | Kernels::HierarchicalReverse
+            | Kernels::ShareScanReverse => {
                 unreachable!("rendered above")
             }
         };
@@ -161,9 +171,25 @@ fn staged_shape(plan: &Plan, size: usize, arch: u32) -> Result<TileShape, CliErr
     Ok(shape)
 }
 
+/// The share scan's set for elements of `size` bytes on sm_`arch`, from the end when `reverse`:
+/// a usage error where the share scan does not apply.
+fn share_set(plan: &Plan, size: usize, arch: u32, reverse: bool) -> Result<KernelSet, CliError> {
+    match plan.share_scan_set()? {
+        Some(KernelSet::ShareScan { shape, stages, .. }) => Ok(KernelSet::ShareScan {
+            shape,
+            stages,
+            reverse,
+        }),
+        _ => Err(CliError::Usage(format!(
+            "elements of {size} bytes cannot use the share scan on sm_{arch} (it needs tensor copies, sm_90 or newer, and steps of such elements that fit shared memory)"
+        ))),
+    }
+}
+
 /// A scan from the end for `m`: the staged one for `Purpose::Staged`, the reduce-then-scan
-/// for `Purpose::Tiles`, else the register-tile single-pass one; in the forward scan's shape,
-/// rendered for the opposite monoid.
+/// for `Purpose::Tiles`, the share scan for `Purpose::StagedReduce` (in the staged reduce's
+/// shape), else the register-tile single-pass one; in the forward scan's shape, rendered for
+/// the opposite monoid.
 fn reverse<M: Monoid>(m: M, args: &EmitArgs, purpose: Purpose) -> Result<String, CliError> {
     let limits = DeviceLimits::for_arch(args.arch);
     let forward = Plan::new(&m.cuda(), limits, &Tuning::default());
@@ -173,6 +199,9 @@ fn reverse<M: Monoid>(m: M, args: &EmitArgs, purpose: Purpose) -> Result<String,
             KernelSet::StagedScanReverse(staged_shape(&forward, size, args.arch)?)
         }
         Purpose::Tiles => KernelSet::ReduceThenScanReverse(forward.shape(Purpose::Tiles)?),
+        Purpose::StagedReduce => {
+            share_set(&forward, std::mem::size_of::<M::Elem>(), args.arch, true)?
+        }
         _ => KernelSet::SinglePassReverse(forward.shape(Purpose::SinglePass)?),
     };
     let op = Reversed::new(m).cuda();

@@ -171,6 +171,8 @@ struct StagedScanCtx<'a> {
 struct StagedReduceCtx<'a> {
     prefix: &'a str,
     map: bool,
+    /// The share scan from the end (0 for the staged reduce).
+    reverse: u32,
     copy: &'static str,
     stages: u32,
     tma_boxes: u32,
@@ -336,15 +338,12 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 }),
             },
         ),
-        KernelSet::StagedReduce(s)
-        | KernelSet::ShareScan {
-            shape: s,
-            stages: _,
-        } => engine::render(
+        KernelSet::StagedReduce(s) | KernelSet::ShareScan { shape: s, .. } => engine::render(
             template,
             &StagedReduceCtx {
                 prefix,
                 map,
+                reverse: u32::from(matches!(set, KernelSet::ShareScan { reverse: true, .. })),
                 copy: copy_form(&s),
                 stages: crate::tuning::policy::REDUCE_STAGES,
                 tma_boxes: s.tma_boxes(),

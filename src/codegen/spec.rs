@@ -160,12 +160,17 @@ pub enum KernelSet {
     /// The share scan (`share_scan.cu`): each resident thread folds one contiguous share of the
     /// input, then scans it again from its carry; the TMA forms, in the staged reduce's shape
     /// (its share steps), for combines that cost more than the bytes they move; `stages`
-    /// stage buffers (1 or 2, [`crate::tuning::policy::share_scan_stages`]).
+    /// stage buffers (1 or 2, [`crate::tuning::policy::share_scan_stages`]). From the end
+    /// (`reverse`), the threads, blocks and steps take the shares from the last, and the
+    /// module's operator is the opposite monoid ([`crate::ops::Reversed`]), whose forward scan
+    /// of the reversed sequence is the reverse scan.
     ShareScan {
         /// The staged reduce's shape.
         shape: TileShape,
         /// Stage buffers per block.
         stages: u32,
+        /// Whether the shares are scanned from the end.
+        reverse: bool,
     },
     /// Reduce-then-scan (`reduce_then_scan.cu`: tile totals, then each tile from its carry):
     /// deterministic.
@@ -270,11 +275,16 @@ impl KernelSet {
             KernelSet::BrentKung { block } => format!("brent-kung-b{block}"),
             KernelSet::TiledReduce(s) => format!("tiled-reduce-{}", s.name()),
             KernelSet::StagedReduce(s) => format!("staged-reduce-{}", s.name()),
-            KernelSet::ShareScan { shape, stages } => {
+            KernelSet::ShareScan {
+                shape,
+                stages,
+                reverse,
+            } => {
+                let reverse = if *reverse { "reverse-" } else { "" };
                 if *stages == crate::tuning::policy::SHARE_STAGES {
-                    format!("share-scan-{}", shape.name())
+                    format!("share-scan-{reverse}{}", shape.name())
                 } else {
-                    format!("share-scan-{}-s{stages}", shape.name())
+                    format!("share-scan-{reverse}{}-s{stages}", shape.name())
                 }
             }
             KernelSet::ReduceThenScan(s) => format!("reduce-then-scan-{}", s.name()),
@@ -430,7 +440,7 @@ impl KernelSet {
             (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
                 s.reduce_shares_smem_bytes(elem_size)
             }
-            (KernelSet::ShareScan { shape, stages }, Entry::ShareTotals | Entry::ShareScan)
+            (KernelSet::ShareScan { shape, stages, .. }, Entry::ShareTotals | Entry::ShareScan)
                 if shape.shares_fit(elem_size) =>
             {
                 shape.shares_smem_bytes(elem_size, *stages)

@@ -149,10 +149,11 @@ fn tuned<M: Monoid, In: crate::element::Element>(
 
 /// The reverse scan of `inp` into `out` (`y[i] = xi ⊕ ... ⊕ x(n-1)`, from `init` on the right
 /// in `mode`'s exclusive form; the total of all of it, and `init`, into `total`), over the
-/// opposite monoid: by the staged scan run from the end, in the staged shape the forward scan
-/// of the same input takes (autotuned as it is), where the forward scan stages; where the
-/// forward scan runs in the share scan, which has no form from the end, in the staged shape
-/// the autotuner ranked first; elsewhere (one tile, a buffer off 16 bytes, an input map that
+/// opposite monoid: by the share scan from the end where the forward scan of the same input
+/// runs in the share scan; by the staged scan run from the end, in the staged shape the
+/// forward scan takes (autotuned as it is), where the forward scan stages (and where the input
+/// is too small for the share scan's shares, in the staged shape the autotuner ranked first);
+/// elsewhere (one tile, a buffer off 16 bytes, an input map that
 /// changes the element size, a device before sm_80) by the register-tile single-pass scan
 /// from the end; in deterministic mode (and for more tiles than the single-pass scan numbers)
 /// by reduce-then-scan from the end, as reproducible as it is forwards. `false`, with nothing
@@ -172,9 +173,20 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         .prefix(n)
         .ok_or_else(|| Error::invalid("internal: the output is shorter than the input"))?;
     let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
+    let mut share_set = None;
     let set = match sc.plan.scan_set(Algorithm::Auto, n, aligned)? {
         KernelSet::StagedScan(shape) => {
-            match tuned(sc, KernelSet::StagedScan(shape), inp, out, true)?.0 {
+            let (staged, shares) = tuned(sc, KernelSet::StagedScan(shape), inp, out, true)?;
+            if let Some(KernelSet::ShareScan { shape, stages, .. }) =
+                shares.filter(|_| sc.plan.share_scan())
+            {
+                share_set = Some(KernelSet::ShareScan {
+                    shape,
+                    stages,
+                    reverse: true,
+                });
+            }
+            match staged {
                 KernelSet::StagedScan(shape) => KernelSet::StagedScanReverse(shape),
                 _ => return Ok(false),
             }
@@ -192,6 +204,11 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         init,
         total,
     };
+    if let Some(s) = share_set {
+        if super::shares::scan(&rk, s, inp, out, &run)? {
+            return Ok(true);
+        }
+    }
     if let KernelSet::ReduceThenScanReverse(_) = set {
         reduce_then_scan(&rk, set, inp, out, run)?;
     } else {

@@ -44,7 +44,27 @@ __device__ __forceinline__ void ms_share_issue(const ms_tensor_map* map, ms_u32 
         ms_share_issue_boxes(map, j * MS_SHARE_COLUMNS + c, first_row, buf + c * MS_BLOCK * 128, b);
     }
 }
-// Thread 0: initialises the stages' barriers and starts the first steps' copies.
+// Shares taken from the end (MS_REVERSE 1, defined by a kernel that scans from the end before
+// it includes this; 0 otherwise): the grid's blocks and each block's threads cover the rows in
+// reverse (thread t of block b owns row (gridDim.x - 1 - b) * MS_BLOCK + MS_BLOCK - 1 - t), each
+// thread takes its share's steps from the last and each step's elements from its last, so that
+// threads, blocks and steps in order cover the sequence read from its end.
+#ifndef MS_REVERSE
+#define MS_REVERSE 0
+#endif
+// The row of a stage's column buffers (and of the block's rows) that this thread owns.
+__device__ __forceinline__ int ms_share_row() {
+    return MS_REVERSE ? MS_BLOCK - 1 - (int)threadIdx.x : (int)threadIdx.x;
+}
+// The first row of this block's rows.
+__device__ __forceinline__ ms_u32 ms_share_first_row() {
+    return (MS_REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * MS_BLOCK;
+}
+// The step of its share that a thread takes `k`-th (of `steps`).
+__device__ __forceinline__ ms_u32 ms_share_step(ms_u32 k, ms_u32 steps) { return MS_REVERSE ? steps - 1 - k : k; }
+// The element of a step that a thread takes `q`-th.
+#define MS_SHARE_IN_STEP(q) (MS_REVERSE ? MS_SHARE_ELEMS - 1 - (q) : (q))
+// Thread 0: initialises the stages' barriers and starts the copies of the first steps taken.
 __device__ __forceinline__ void ms_share_start(ms_u32 steps, ms_u32 first_row, char* bufs, ms_u64* bars,
                                                const ms_tensor_map* tmap) {
     if (threadIdx.x == 0) {
@@ -52,7 +72,10 @@ __device__ __forceinline__ void ms_share_start(ms_u32 steps, ms_u32 first_row, c
         for (int s = 0; s < MS_SHARE_STAGES; ++s) ms_bar_init(ms_shared_addr(bars + s));
 #pragma unroll
         for (int s = 0; s < MS_SHARE_STAGES; ++s) {
-            if ((ms_u32)s < steps) ms_share_issue(tmap, (ms_u32)s, first_row, bufs + s * MS_SHARE_STAGE_BYTES, bars + s);
+            if ((ms_u32)s < steps) {
+                ms_share_issue(tmap, ms_share_step((ms_u32)s, steps), first_row, bufs + s * MS_SHARE_STAGE_BYTES,
+                               bars + s);
+            }
         }
     }
 }
@@ -75,7 +98,7 @@ __device__ __forceinline__ void ms_share_store(const ms_tensor_map* map, ms_u32 
 // row there, and the 16-byte chunk the swizzle moved it to (chunk q of row r of a column
 // buffer lives at chunk q ^ (r & 7) of the row).
 __device__ __forceinline__ int ms_share_offset(int byte) {
-    const int row = threadIdx.x;
+    const int row = ms_share_row();
     const int column = byte >> 7, within = byte & 127;
     return (column * MS_BLOCK + row) * 128 + ((((within >> 4) ^ (row & 7)) << 4) | (within & 15));
 }
@@ -107,13 +130,14 @@ __device__ __forceinline__ void ms_share_put(char* buf, int e, const T& x) {
         *(ms_share_unit*)(buf + ms_share_offset((e * MS_SHARE_UNITS + k) * MS_SHARE_UNIT)) = v.u[k];
     }
 }
-// The first `count` elements of this thread's row of a stage folded into `acc`, in order: one
-// inlined copy of an outlined combine in a rolled loop (no call per element), an inlined one
-// unrolled.
+// The first `count` elements of this thread's row of a stage folded into `acc` in the order a
+// thread takes them (from the last in reverse): one inlined copy of an outlined combine in a
+// rolled loop (no call per element), an inlined one unrolled.
 template <typename Map>
 __device__ __forceinline__ ms_elem ms_share_fold_step(const char* buf, int count, ms_elem acc) {
     MS_STEP_UNROLL
-    for (int e = 0; e < MS_SHARE_ELEMS; ++e) {
+    for (int q = 0; q < MS_SHARE_ELEMS; ++q) {
+        const int e = MS_SHARE_IN_STEP(q);
         if (e < count) acc = MsOp::combine_ilp(acc, Map::apply(ms_share_get<typename Map::in_t>(buf, e)));
     }
     return acc;

@@ -191,6 +191,7 @@ impl Plan {
             .then_some(KernelSet::ShareScan {
                 shape,
                 stages: policy::share_scan_stages(&self.tuning),
+                reverse: false,
             }))
     }
 
