@@ -98,26 +98,32 @@ fn lengths<M: Monoid>(g: &Gpu, m: &M) -> Vec<usize> {
     ]
 }
 
-/// Sums of f32 with NaN and infinities: a NaN or an infinity reaches every suffix that holds
-/// it, and finite values lie within `n * eps * (sum of |x|)` of the sequential sums.
+/// `n` random f32 values with an infinity, a NaN and a negative infinity (where there is room
+/// for finite prefixes and suffixes around them), summed in reverse on `g`: a NaN or an
+/// infinity reaches every suffix that holds it, and finite values lie within
+/// `n * eps * (sum of |x|)` of the sequential sums.
+fn f32_sums(g: &Gpu, n: usize, rng: &mut Rng, what: &str) {
+    let m = Sum::<f32>::new();
+    let mut xs: Vec<f32> = (0..n)
+        .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
+        .collect();
+    if n > 64 {
+        xs[n / 3] = f32::INFINITY;
+        xs[n / 2] = f32::NAN;
+        xs[2 * n / 3] = f32::NEG_INFINITY;
+    }
+    let reversed: Vec<f32> = xs.iter().rev().copied().collect();
+    let cmp = sums(&Reversed::new(m), &reversed, 0.25);
+    reverse_1d(g, &m, &xs, 0.25, cmp, what);
+}
+
+/// Sums of f32 with NaN and infinities, within the tolerance derived from each suffix.
 #[test]
 fn floats_with_nan_and_infinities() {
     let Some(g) = gpu() else { return };
-    let m = Sum::<f32>::new();
     let mut rng = Rng::new(5);
-    for n in lengths(g, &m) {
-        let mut xs: Vec<f32> = (0..n)
-            .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
-            .collect();
-        // Finite prefixes and suffixes around the specials, where there is room.
-        if n > 64 {
-            xs[n / 3] = f32::INFINITY;
-            xs[n / 2] = f32::NAN;
-            xs[2 * n / 3] = f32::NEG_INFINITY;
-        }
-        let reversed: Vec<f32> = xs.iter().rev().copied().collect();
-        let cmp = sums(&Reversed::new(m), &reversed, 0.25);
-        reverse_1d(g, &m, &xs, 0.25, cmp, "sum f32");
+    for n in lengths(g, &Sum::<f32>::new()) {
+        f32_sums(g, n, &mut rng, "sum f32");
     }
 }
 
@@ -319,15 +325,7 @@ fn a_share_scanned_input_runs_the_share_scan_from_the_end() {
             continue;
         };
         let n = (2 * whole / 4 + 5) as usize;
-        let mut xs: Vec<f32> = (0..n)
-            .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
-            .collect();
-        xs[n / 3] = f32::INFINITY;
-        xs[n / 2] = f32::NAN;
-        xs[2 * n / 3] = f32::NEG_INFINITY;
-        let reversed: Vec<f32> = xs.iter().rev().copied().collect();
-        let cmp = sums(&Reversed::new(f), &reversed, 0.25);
-        reverse_1d(&g, &f, &xs, 0.25, cmp, "sum f32, share scan from the end");
+        f32_sums(&g, n, &mut rng, "sum f32, share scan from the end");
     }
 }
 
@@ -431,17 +429,8 @@ fn the_deterministic_mode_scans_from_the_end_reproducibly() {
     for n in [tile - 3, 2 * tile + 5] {
         flags_to_counts(&g, n, &mut rng, "deterministic u8 flags to u32 counts");
     }
-    let m = Sum::<f32>::new();
     for n in [tile + 1, 1 << 22] {
-        let mut xs: Vec<f32> = (0..n)
-            .map(|_| (rng.below(129) as f32 - 64.0) / 4.0)
-            .collect();
-        xs[n / 3] = f32::INFINITY;
-        xs[n / 2] = f32::NAN;
-        xs[2 * n / 3] = f32::NEG_INFINITY;
-        let reversed: Vec<f32> = xs.iter().rev().copied().collect();
-        let cmp = sums(&Reversed::new(m), &reversed, 0.25);
-        reverse_1d(&g, &m, &xs, 0.25, cmp, "deterministic sum f32");
+        f32_sums(&g, n, &mut rng, "deterministic sum f32");
     }
     let m = Affine::<f64>::new();
     let xs: Vec<AffineMap<f64>> = (0..3_000_017)
