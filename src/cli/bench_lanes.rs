@@ -2,10 +2,9 @@
 //! scans are used in practice and down more columns, affine f32 maps along rows), reverse scans
 //! down columns, views of columns (some of a wider array's, groups along a middle axis), rows of
 //! varying lengths given by offsets (CSR), and reverse 1-D scans beside forward ones (in the
-//! staged scan from the end, the register-tile scan from the end and the reduce-then-scan from
-//! the end). Each figure is a
-//! fraction of a device-to-device copy of the same bytes (the lanes' elements, not what lies
-//! between them; for a mapped input, half the bytes read and written).
+//! staged scan, the share scan, the register-tile scan and the reduce-then-scan from the end).
+//! Each figure is a fraction of a device-to-device copy of the same bytes (the lanes' elements,
+//! not what lies between them; for a mapped input, half the bytes read and written).
 
 use super::bench::{Ctx, Row};
 use super::CliError;
