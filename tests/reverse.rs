@@ -54,6 +54,14 @@ fn counts_tile(g: &Gpu, purpose: Purpose) -> usize {
         .tile() as usize
 }
 
+/// `n` random 2x2 matrices of entries below p = 1,000,000,007 (for `MatMulMod::default()`).
+fn matrices(n: usize, rng: &mut Rng) -> Vec<Mat2> {
+    let p = 1_000_000_007u64;
+    (0..n)
+        .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
+        .collect()
+}
+
 /// `n` random `u8` flags mapped to `u32` counts as they load (the map changes the element
 /// size) and scanned in reverse on `g`, inclusive and exclusive with the total: exactly the
 /// sequential backend's results.
@@ -133,12 +141,9 @@ fn floats_with_nan_and_infinities() {
 fn non_commutative_operators_exactly() {
     let Some(g) = gpu() else { return };
     let mut rng = Rng::new(9);
-    let p = 1_000_000_007u64;
     let m = MatMulMod::default();
     for n in lengths(g, &m) {
-        let xs: Vec<Mat2> = (0..n)
-            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
-            .collect();
+        let xs = matrices(n, &mut rng);
         let init = Mat2::new([3, 1, 4, 1]);
         reverse_1d(g, &m, &xs, init, Cmp::Exact, "matmul mod p");
     }
@@ -283,12 +288,9 @@ fn a_share_scanned_input_runs_the_share_scan_from_the_end() {
             reverse: true,
         };
         let mut rng = Rng::new(13 + u64::from(stages));
-        let p = 1_000_000_007u64;
         for bytes in [2 * whole, 3 * whole - size, 2 * whole + 5 * size] {
             let n = (bytes / size) as usize;
-            let xs: Vec<Mat2> = (0..n)
-                .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
-                .collect();
+            let xs = matrices(n, &mut rng);
             let what = format!("matmul mod p, share scan from the end, {stages} stages");
             reverse_1d(&g, &m, &xs, Mat2::new([2, 7, 1, 8]), Cmp::Exact, &what);
         }
@@ -296,9 +298,7 @@ fn a_share_scanned_input_runs_the_share_scan_from_the_end() {
         // Too small for the shares (half a step per resident thread): the staged scan from
         // the end.
         let n = (whole / size / 2 + 7) as usize;
-        let xs: Vec<Mat2> = (0..n)
-            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
-            .collect();
+        let xs = matrices(n, &mut rng);
         reverse_1d(
             &g,
             &m,
@@ -345,11 +345,8 @@ fn unstaged_inputs_run_the_register_tile_from_the_end() {
     let shape = plan.shape(Purpose::SinglePass).unwrap();
     let tile = shape.tile() as usize;
     let mut rng = Rng::new(41);
-    let p = 1_000_000_007u64;
     for n in [tile - 1, tile + 1, 3 * tile + 7] {
-        let xs: Vec<Mat2> = (0..=n)
-            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
-            .collect();
+        let xs = matrices(n + 1, &mut rng);
         let lanes = Lanes::rows(1, n);
         for how in [
             LaneScan::inclusive().reverse(),
@@ -404,7 +401,6 @@ fn the_deterministic_mode_scans_from_the_end_reproducibly() {
         .shape(Purpose::Tiles)
         .unwrap();
     let tile = shape.tile() as usize;
-    let p = 1_000_000_007u64;
     for n in [
         1,
         tile - 1,
@@ -413,9 +409,7 @@ fn the_deterministic_mode_scans_from_the_end_reproducibly() {
         3 * tile + 7,
         tile * (tile + 2) + 3,
     ] {
-        let xs: Vec<Mat2> = (0..n)
-            .map(|_| Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)))
-            .collect();
+        let xs = matrices(n, &mut rng);
         let init = Mat2::new([3, 1, 4, 1]);
         reverse_1d(&g, &m, &xs, init, Cmp::Exact, "deterministic matmul mod p");
     }
