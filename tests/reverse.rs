@@ -499,3 +499,92 @@ fn narrow_columns_from_the_last_row() {
         }
     }
 }
+
+/// `Scanner::prepare_reverse` loads every module a 1-D scan from the end takes, whatever its
+/// size: after it, reverse scans of one small tile, one single-pass tile and one element more,
+/// the small and the large staged tiles, a buffer off 16 bytes and (with the share scan always
+/// on) an input of whole shares, and in the deterministic mode reduce-then-scan over several
+/// levels, fetch no module from the cache (none compiled, none found in memory), with exact
+/// results (2x2 matrices mod p); the report names the opposite monoid, and a second call finds
+/// every module loaded.
+#[test]
+fn prepare_reverse_loads_what_the_scans_from_the_end_take() {
+    let Some(_) = gpu() else { return };
+    let m = MatMulMod::default();
+    let mut rng = Rng::new(47);
+    for (deterministic, share_scan) in [
+        (false, ShareScan::Auto),
+        (false, ShareScan::Always),
+        (true, ShareScan::Auto),
+    ] {
+        let tuning = Tuning {
+            share_scan,
+            autotune: false,
+            ..Tuning::default()
+        };
+        let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+        let g = Gpu::with_cache(0, cache.clone())
+            .unwrap()
+            .with_tuning(tuning)
+            .unwrap()
+            .deterministic(deterministic);
+        let what = format!("deterministic {deterministic}, share scan {share_scan:?}");
+        let scanner = g.scanner(&m);
+        let report = scanner.prepare_reverse().unwrap();
+        assert_eq!(
+            report.count(Origin::Compiled),
+            report.modules.len(),
+            "{what}: a fresh cache compiles every module"
+        );
+        let opposite = cache.intern(Reversed::new(m).cuda());
+        assert_eq!(
+            report.op.id(),
+            opposite.id(),
+            "{what}: the report's operator"
+        );
+        let before = cache.stats();
+        let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning()).deterministic(deterministic);
+        let tile = |p| plan.shape(p).unwrap().tile() as usize;
+        let mut sizes = vec![
+            1,
+            tile(Purpose::OneTile),
+            tile(Purpose::SinglePass) + 1,
+            3 * tile(Purpose::Staged) + 5,
+            (1 << 20) / 16 + 3,
+        ];
+        if deterministic {
+            sizes.push(tile(Purpose::Tiles) * (tile(Purpose::Tiles) + 2) + 3);
+        } else if share_scan == ShareScan::Always {
+            sizes.push((1 << 22) + 9);
+        }
+        let s = g.stream();
+        for n in sizes {
+            for off in [0, 1] {
+                let xs = matrices(n + off, &mut rng);
+                let lanes = Lanes::rows(1, n);
+                let how = LaneScan::exclusive(Mat2::new([2, 7, 1, 8])).reverse();
+                let mut want = xs[off..].to_vec();
+                Sequential.scan_lanes(&m, &lanes, &mut want, &how).unwrap();
+                let inp = s.clone_htod(&xs).unwrap();
+                let mut out = s.clone_htod(&xs).unwrap();
+                {
+                    let mut view = out.slice_mut(off..);
+                    scanner
+                        .scan_lanes(&inp.slice(off..), &mut view, &lanes, &how)
+                        .unwrap();
+                }
+                let got = s.clone_dtoh(&out).unwrap();
+                let who = format!("{what}, n={n}, {off} element(s) past 16 bytes");
+                assert_same(&who, &got[off..], &want, Cmp::Exact);
+            }
+        }
+        let after = cache.stats();
+        assert_eq!(
+            (after.compiles, after.memory_hits, after.disk_hits),
+            (before.compiles, before.memory_hits, before.disk_hits),
+            "{what}: a scan from the end fetched a module that prepare_reverse did not load"
+        );
+        let again = g.scanner(&m).prepare_reverse().unwrap();
+        assert_eq!(again.count(Origin::Loaded), again.modules.len(), "{what}");
+    }
+}

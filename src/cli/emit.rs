@@ -138,7 +138,7 @@ impl Job for Emit<'_> {
                 KernelSet::StagedReduce(shape)
             }
             Kernels::Staged => KernelSet::StagedScan(staged_shape(&plan, size, arch)?),
-            Kernels::ShareScan => share_set(&plan, size, arch, false)?,
+            Kernels::ShareScan => share_set(&plan, size, arch)?,
             Kernels::Rows
             | Kernels::RowsReverse
             | Kernels::Segments
@@ -171,19 +171,14 @@ fn staged_shape(plan: &Plan, size: usize, arch: u32) -> Result<TileShape, CliErr
     Ok(shape)
 }
 
-/// The share scan's set for elements of `size` bytes on sm_`arch`, from the end when `reverse`:
-/// a usage error where the share scan does not apply.
-fn share_set(plan: &Plan, size: usize, arch: u32, reverse: bool) -> Result<KernelSet, CliError> {
-    match plan.share_scan_set()? {
-        Some(KernelSet::ShareScan { shape, stages, .. }) => Ok(KernelSet::ShareScan {
-            shape,
-            stages,
-            reverse,
-        }),
-        _ => Err(CliError::Usage(format!(
+/// The share scan's set for elements of `size` bytes on sm_`arch`: a usage error where the
+/// share scan does not apply.
+fn share_set(plan: &Plan, size: usize, arch: u32) -> Result<KernelSet, CliError> {
+    plan.share_scan_set()?.ok_or_else(|| {
+        CliError::Usage(format!(
             "elements of {size} bytes cannot use the share scan on sm_{arch} (it needs tensor copies, sm_90 or newer, and steps of such elements that fit shared memory)"
-        ))),
-    }
+        ))
+    })
 }
 
 /// A scan from the end for `m`: the staged one for `Purpose::Staged`, the reduce-then-scan
@@ -193,17 +188,16 @@ fn share_set(plan: &Plan, size: usize, arch: u32, reverse: bool) -> Result<Kerne
 fn reverse<M: Monoid>(m: M, args: &EmitArgs, purpose: Purpose) -> Result<String, CliError> {
     let limits = DeviceLimits::for_arch(args.arch);
     let forward = Plan::new(&m.cuda(), limits, &Tuning::default());
+    let size = std::mem::size_of::<M::Elem>();
     let set = match purpose {
-        Purpose::Staged => {
-            let size = std::mem::size_of::<M::Elem>();
-            KernelSet::StagedScanReverse(staged_shape(&forward, size, args.arch)?)
-        }
-        Purpose::Tiles => KernelSet::ReduceThenScanReverse(forward.shape(Purpose::Tiles)?),
-        Purpose::StagedReduce => {
-            share_set(&forward, std::mem::size_of::<M::Elem>(), args.arch, true)?
-        }
-        _ => KernelSet::SinglePassReverse(forward.shape(Purpose::SinglePass)?),
+        Purpose::Staged => KernelSet::StagedScan(staged_shape(&forward, size, args.arch)?),
+        Purpose::Tiles => KernelSet::ReduceThenScan(forward.shape(Purpose::Tiles)?),
+        Purpose::StagedReduce => share_set(&forward, size, args.arch)?,
+        _ => KernelSet::SinglePass(forward.shape(Purpose::SinglePass)?),
     };
+    let set = set.reversed().ok_or_else(|| {
+        CliError::Runtime(format!("internal: {} has no form from the end", set.name()))
+    })?;
     let op = Reversed::new(m).cuda();
     let plan = Plan::new(&op, limits, &Tuning::default());
     let spec = KernelSpec {

@@ -332,6 +332,42 @@ impl KernelSet {
         }
     }
 
+    /// The same scan in the same shape run from the end (a module to render for the opposite
+    /// monoid, [`crate::ops::Reversed`]): the staged, register-tile, share and reduce-then-scan
+    /// scans have such a form. `None` for every other set: a one-tile input is scanned from
+    /// the end by the register-tile scan in the single-pass shape, and reductions, the
+    /// textbook scans and the batched kernels have no such form (the row and column kernels
+    /// take their direction as a field).
+    ///
+    /// ```
+    /// use monoscan::codegen::KernelSet;
+    /// use monoscan::tuning::{DeviceLimits, Purpose, Tuning};
+    /// use monoscan::{ops::Sum, tuning::plan::Plan, Monoid};
+    /// let plan = Plan::new(&Sum::<i32>::new().cuda(), DeviceLimits::for_arch(90), &Tuning::default());
+    /// let shape = plan.shape(Purpose::Staged)?;
+    /// assert_eq!(KernelSet::StagedScan(shape).reversed(), Some(KernelSet::StagedScanReverse(shape)));
+    /// assert_eq!(KernelSet::StagedScanReverse(shape).reversed(), None);
+    /// assert_eq!(KernelSet::OneTile(shape).reversed(), None);
+    /// # Ok::<(), monoscan::Error>(())
+    /// ```
+    pub fn reversed(self) -> Option<KernelSet> {
+        Some(match self {
+            KernelSet::StagedScan(s) => KernelSet::StagedScanReverse(s),
+            KernelSet::SinglePass(s) => KernelSet::SinglePassReverse(s),
+            KernelSet::ReduceThenScan(s) => KernelSet::ReduceThenScanReverse(s),
+            KernelSet::ShareScan {
+                shape,
+                stages,
+                reverse: false,
+            } => KernelSet::ShareScan {
+                shape,
+                stages,
+                reverse: true,
+            },
+            _ => return None,
+        })
+    }
+
     /// The family's template (`None` for [`KernelSet::Check`], the prelude alone).
     pub fn template(&self) -> Option<&'static str> {
         Some(match self {

@@ -1,11 +1,12 @@
-//! `Scanner::prepare`: making a scanner's modules ready before its first call, the missing ones
-//! compiled in parallel, and the report of what was done.
+//! `Scanner::prepare` and `Scanner::prepare_reverse`: making a scanner's modules ready before
+//! its first call, the missing ones compiled in parallel, and the report of what was done.
 
 use super::kernels::OpKernels;
 use crate::cache::{OpKey, Origin};
 use crate::codegen::{KernelSet, KernelSpec};
 use crate::error::Result;
 use crate::monoid::Monoid;
+use crate::ops::Reversed;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -127,4 +128,14 @@ pub(super) fn prepare<M: Monoid>(k: &OpKernels<M>, sets: &[KernelSet]) -> Result
         modules,
         wall: start.elapsed(),
     })
+}
+
+/// Makes ready the modules of `k`'s 1-D scans from the end ([`crate::tuning::plan::Plan::reverse_sets`]
+/// in `k`'s plan), which are modules of the opposite monoid (with `k`'s input map, if any):
+/// the report names that operator.
+pub(super) fn prepare_reverse<M: Monoid>(k: &OpKernels<M>) -> Result<PrepareReport> {
+    let sets = k.plan.reverse_sets()?;
+    let opposite = Reversed::new(k.m);
+    let rk = OpKernels::new(k.gpu, &opposite).with_input_of(k);
+    prepare(&rk, &sets)
 }

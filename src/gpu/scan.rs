@@ -10,7 +10,7 @@ use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::monoid::Monoid;
 use crate::ops::Reversed;
-use crate::tuning::{Numbering, PrefetchPlan, Purpose};
+use crate::tuning::{Numbering, PrefetchPlan};
 
 /// How a scan treats each position.
 #[derive(Debug, Clone, Copy)]
@@ -174,27 +174,19 @@ pub(super) fn reverse<M: Monoid, In: crate::element::Element>(
         .ok_or_else(|| Error::invalid("internal: the output is shorter than the input"))?;
     let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
     let mut share_set = None;
-    let set = match sc.plan.scan_set(Algorithm::Auto, n, aligned)? {
-        KernelSet::StagedScan(shape) => {
-            let (staged, shares) = tuned(sc, KernelSet::StagedScan(shape), inp, out, true)?;
-            if let Some(KernelSet::ShareScan { shape, stages, .. }) =
-                shares.filter(|_| sc.plan.share_scan())
-            {
-                share_set = Some(KernelSet::ShareScan {
-                    shape,
-                    stages,
-                    reverse: true,
-                });
-            }
-            match staged {
-                KernelSet::StagedScan(shape) => KernelSet::StagedScanReverse(shape),
-                _ => return Ok(false),
-            }
+    let forward = match sc.plan.scan_set(Algorithm::Auto, n, aligned)? {
+        set @ KernelSet::StagedScan(_) => {
+            let (staged, shares) = tuned(sc, set, inp, out, true)?;
+            share_set = shares
+                .filter(|_| sc.plan.share_scan())
+                .and_then(KernelSet::reversed);
+            staged
         }
-        KernelSet::SinglePass(shape) => KernelSet::SinglePassReverse(shape),
-        KernelSet::OneTile(_) => KernelSet::SinglePassReverse(sc.plan.shape(Purpose::SinglePass)?),
-        KernelSet::ReduceThenScan(shape) => KernelSet::ReduceThenScanReverse(shape),
-        _ => return Ok(false),
+        set => set,
+    };
+    // The forms from the end are those of `Plan::reverse_sets`, which `prepare_reverse` loads.
+    let Some(set) = sc.plan.from_end(forward)? else {
+        return Ok(false);
     };
     let opposite = Reversed::new(sc.m);
     let rk = OpKernels::new(sc.gpu, &opposite).with_input_of(sc);

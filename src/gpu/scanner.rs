@@ -115,6 +115,31 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         prepare::prepare(&self.k, &self.k.plan.sets(self.algorithm)?)
     }
 
+    /// Compiles or loads every module the scans from the end may use, for inputs of any size
+    /// (1-D scans in reverse: [`crate::lanes::LaneScan::reverse`] over one row), as
+    /// [`Scanner::prepare`] does for the forward scans.
+    /// They are modules of the opposite monoid ([`crate::ops::Reversed`]), which the report
+    /// names; [`Scanner::prepare`] does not load them. Reverse scans always run the plan of
+    /// [`Algorithm::Auto`] (the deterministic one in deterministic mode), whatever the
+    /// scanner's algorithm. A shape the autotuner picks later is loaded on the call that picks
+    /// it, as it is forwards.
+    ///
+    /// ```
+    /// use monoscan::{Gpu, cache::Origin, ops::Sum};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let op = Sum::<i64>::new();
+    /// let report = gpu.scanner(&op).prepare_reverse()?;
+    /// println!("{report}");
+    /// let again = gpu.scanner(&op).prepare_reverse()?;
+    /// assert_eq!(again.count(Origin::Loaded), again.modules.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn prepare_reverse(&self) -> Result<PrepareReport> {
+        prepare::prepare_reverse(&self.k)
+    }
+
     /// Compiles or loads only the modules a scan and a reduction of `n` elements use (device
     /// buffers, which start on 16 bytes): what the first call of that size would compile.
     ///

@@ -27,6 +27,12 @@ impl<M: Monoid, In: crate::element::Element> MappedScanner<'_, M, In> {
         self.inner.prepare()
     }
 
+    /// Compiles or loads the kernels of the scans from the end, through the map (see
+    /// [`Scanner::prepare_reverse`]).
+    pub fn prepare_reverse(&self) -> Result<PrepareReport> {
+        self.inner.prepare_reverse()
+    }
+
     /// Compiles or loads the kernels a call of `n` elements uses (see
     /// [`Scanner::prepare_for`]).
     pub fn prepare_for(&self, n: u64) -> Result<PrepareReport> {

@@ -481,6 +481,61 @@ impl Plan {
         })
     }
 
+    /// The set that scans from the end an input whose forward scan runs `set` (a scan set of
+    /// [`Plan::scan_set`]): its form from the end ([`KernelSet::reversed`]), and for one tile
+    /// the register-tile scan from the end in the single-pass shape (the one-tile scan has no
+    /// such form). `None` for sets without one (the reductions, the textbook scans).
+    pub fn from_end(&self, set: KernelSet) -> Result<Option<KernelSet>> {
+        Ok(match set {
+            KernelSet::OneTile(_) => Some(KernelSet::SinglePassReverse(
+                self.shape(Purpose::SinglePass)?,
+            )),
+            set => set.reversed(),
+        })
+    }
+
+    /// Every module a 1-D scan from the end of any size may load, rendered for the opposite
+    /// monoid ([`crate::ops::Reversed`]), in the order of [`Plan::sets`] under
+    /// [`Algorithm::Auto`] (reverse scans take the `Auto` plan whatever the scanner's
+    /// algorithm): each scan set's form from the end ([`Plan::from_end`]), and, in
+    /// deterministic mode, the
+    /// forward reduce-then-scan module beside its form from the end (the levels of tile totals
+    /// scan forwards). The reductions have no such module.
+    ///
+    /// ```
+    /// use monoscan::codegen::KernelSet;
+    /// use monoscan::tuning::{plan::Plan, DeviceLimits, Purpose, Tuning};
+    /// use monoscan::{ops::Sum, Monoid};
+    /// let op = Sum::<i32>::new().cuda();
+    /// let plan = Plan::new(&op, DeviceLimits::for_arch(90), &Tuning::default());
+    /// let sets = plan.reverse_sets()?;
+    /// let staged = plan.shape(Purpose::Staged)?;
+    /// let register = plan.shape(Purpose::SinglePass)?;
+    /// assert!(sets.contains(&KernelSet::StagedScanReverse(staged)));
+    /// assert!(sets.contains(&KernelSet::SinglePassReverse(register)));
+    /// assert!(sets.iter().all(|s| s.reversed().is_none()));
+    /// let deterministic = Plan::new(&op, DeviceLimits::for_arch(90), &Tuning::default())
+    ///     .deterministic(true);
+    /// let tiles = deterministic.shape(Purpose::Tiles)?;
+    /// assert_eq!(
+    ///     deterministic.reverse_sets()?,
+    ///     [KernelSet::ReduceThenScanReverse(tiles), KernelSet::ReduceThenScan(tiles)]
+    /// );
+    /// # Ok::<(), monoscan::Error>(())
+    /// ```
+    pub fn reverse_sets(&self) -> Result<Vec<KernelSet>> {
+        let mut sets: Vec<KernelSet> = Vec::new();
+        for set in self.sets(Algorithm::Auto)? {
+            let levels = matches!(set, KernelSet::ReduceThenScan(_)).then_some(set);
+            for s in [self.from_end(set)?, levels].into_iter().flatten() {
+                if !sets.contains(&s) {
+                    sets.push(s);
+                }
+            }
+        }
+        Ok(sets)
+    }
+
     /// The reduction modules of every input size under `algorithm`: that of small inputs, of
     /// an input of one whole tile of the staged reduce's shape, and of large ones, each once
     /// ([`Plan::reduce_shape`]).

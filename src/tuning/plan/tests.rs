@@ -192,3 +192,74 @@ fn the_plan_carries_the_combine_form() {
     );
     assert_eq!(forced.spec(set), KernelSpec::new(set));
 }
+
+/// Every set a scan from the end of any size runs (on a buffer on 16 bytes or off them, in
+/// every plan a reverse scan takes) is among `reverse_sets`, and nothing else is: no
+/// reduction, no forward scan but the levels of the deterministic mode's.
+#[test]
+fn reverse_sets_hold_what_every_scan_from_the_end_runs() {
+    let always = Tuning {
+        share_scan: ShareScan::Always,
+        ..Tuning::default()
+    };
+    for (op, cc, tuning) in [
+        (Sum::<i32>::new().cuda(), 90, Tuning::default()),
+        (Sum::<i32>::new().cuda(), 70, Tuning::default()),
+        (MatMulMod::default().cuda(), 90, Tuning::default()),
+        (MatMulMod::default().cuda(), 90, always.clone()),
+        (MatMulMod::default().cuda(), 80, always.clone()),
+    ] {
+        for deterministic in [false, true] {
+            let p =
+                Plan::new(&op, DeviceLimits::for_arch(cc), &tuning).deterministic(deterministic);
+            let sets = p.reverse_sets().unwrap();
+            let what = format!("{} on sm_{cc}, deterministic {deterministic}", op.name);
+            let one = p.shape(Purpose::OneTile).unwrap().tile();
+            let large = p.shape(Purpose::Staged).unwrap().tile();
+            for n in [
+                1,
+                one,
+                one + 1,
+                large,
+                large + 1,
+                1 << 18,
+                (1 << 18) + 1,
+                1 << 28,
+            ] {
+                for aligned in [true, false] {
+                    let forward = p.scan_set(Algorithm::Auto, n, aligned).unwrap();
+                    let from_end = p.from_end(forward).unwrap().unwrap();
+                    assert!(sets.contains(&from_end), "{what}: {n} -> {from_end:?}");
+                }
+            }
+            let shares = p.share_scan_set().unwrap().filter(|_| p.share_scan());
+            if let Some(forward) = shares.filter(|_| !deterministic) {
+                assert!(sets.contains(&forward.reversed().unwrap()), "{what}");
+            }
+            for s in &sets {
+                let levels = deterministic && matches!(s, KernelSet::ReduceThenScan(_));
+                assert!(s.reversed().is_none() || levels, "{what}: {s:?}");
+                assert!(
+                    !matches!(
+                        s,
+                        KernelSet::TiledReduce(_)
+                            | KernelSet::StagedReduce(_)
+                            | KernelSet::OneTile(_)
+                    ),
+                    "{what}: {s:?}"
+                );
+            }
+        }
+    }
+    // The share scan from the end where the plan runs the share scan (sm_90, 2x2 matrices).
+    let p = Plan::new(
+        &MatMulMod::default().cuda(),
+        DeviceLimits::for_arch(90),
+        &always,
+    );
+    assert!(p
+        .reverse_sets()
+        .unwrap()
+        .iter()
+        .any(|s| matches!(s, KernelSet::ShareScan { reverse: true, .. })));
+}
