@@ -35,6 +35,17 @@ fn staged_tile<M: Monoid>(g: &Gpu, m: &M, n: u64) -> Option<u64> {
     }
 }
 
+/// GPU 0 under `tuning`, on a memory-only kernel cache of its own, and that cache: what the
+/// GPU loads is then what these calls fetched.
+fn on_own_cache(tuning: Tuning) -> (Arc<KernelCache>, Gpu) {
+    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
+    let g = Gpu::with_cache(0, cache.clone())
+        .unwrap()
+        .with_tuning(tuning)
+        .unwrap();
+    (cache, g)
+}
+
 /// Whether `g`'s `cache` holds in memory the module `set` (a scan from the end) over the
 /// opposite monoid of `m`: a reverse scan on `g` has loaded it.
 fn reverse_loaded<M: Monoid>(cache: &KernelCache, g: &Gpu, m: M, set: KernelSet) -> bool {
@@ -221,8 +232,7 @@ fn a_staged_input_loads_the_reverse_staged_module() {
         eprintln!("skipped: the staged scan needs sm_80 or newer");
         return;
     };
-    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
-    let g = Gpu::with_cache(0, cache.clone()).unwrap();
+    let (cache, g) = on_own_cache(Tuning::default());
     let mut xs: Vec<i32> = (0..n as i32).collect();
     g.scan_lanes(
         &m,
@@ -260,11 +270,7 @@ fn a_share_scanned_input_runs_the_share_scan_from_the_end() {
             autotune: false,
             ..Tuning::default()
         };
-        let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
-        let g = Gpu::with_cache(0, cache.clone())
-            .unwrap()
-            .with_tuning(tuning)
-            .unwrap();
+        let (cache, g) = on_own_cache(tuning);
         let m = MatMulMod::default();
         let scanner = g.scanner(&m);
         scanner.prepare().unwrap();
@@ -337,8 +343,7 @@ fn a_share_scanned_input_runs_the_share_scan_from_the_end() {
 #[test]
 fn unstaged_inputs_run_the_register_tile_from_the_end() {
     let Some(_) = gpu() else { return };
-    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
-    let g = Gpu::with_cache(0, cache.clone()).unwrap();
+    let (cache, g) = on_own_cache(Tuning::default());
     let s = g.stream();
     let m = MatMulMod::default();
     let plan = Plan::new(&m.cuda(), g.info().limits, g.tuning());
@@ -391,10 +396,8 @@ fn unstaged_inputs_run_the_register_tile_from_the_end() {
 #[test]
 fn the_deterministic_mode_scans_from_the_end_reproducibly() {
     let Some(_) = gpu() else { return };
-    let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
-    let g = Gpu::with_cache(0, cache.clone())
-        .unwrap()
-        .deterministic(true);
+    let (cache, g) = on_own_cache(Tuning::default());
+    let g = g.deterministic(true);
     let mut rng = Rng::new(43);
     let m = MatMulMod::default();
     let shape = Plan::new(&m.cuda(), g.info().limits, g.tuning())
@@ -522,12 +525,8 @@ fn prepare_reverse_loads_what_the_scans_from_the_end_take() {
             autotune: false,
             ..Tuning::default()
         };
-        let cache = Arc::new(KernelCache::new(CacheConfig::memory_only()));
-        let g = Gpu::with_cache(0, cache.clone())
-            .unwrap()
-            .with_tuning(tuning)
-            .unwrap()
-            .deterministic(deterministic);
+        let (cache, g) = on_own_cache(tuning);
+        let g = g.deterministic(deterministic);
         let what = format!("deterministic {deterministic}, share scan {share_scan:?}");
         let scanner = g.scanner(&m);
         let report = scanner.prepare_reverse().unwrap();
