@@ -6,13 +6,15 @@
 //! so that two operators with the same name never collide.
 
 mod engine;
+mod entry;
 mod families;
 pub mod layout;
 mod op;
 mod spec;
 
+pub use entry::Entry;
 pub use layout::Figure;
-pub use spec::{CombineForm, Entry, KernelSet, KernelSpec};
+pub use spec::{CombineForm, KernelSet, KernelSpec};
 
 use crate::error::{Error, Result};
 use crate::monoid::CudaOp;
