@@ -21,7 +21,7 @@ use monoscan::cpu::Sequential;
 use monoscan::lanes::{LaneScan, Lanes};
 use monoscan::ops::{Affine, AffineMap, Mat2, MatMulMod, Reversed, Sum};
 use monoscan::tuning::plan::Plan;
-use monoscan::tuning::{Purpose, ShareScan, Tuning};
+use monoscan::tuning::{policy, Purpose, ShareScan, Tuning};
 use monoscan::{Algorithm, Backend, Gpu, Map, Monoid};
 use std::sync::Arc;
 
@@ -549,7 +549,8 @@ fn prepare_reverse_loads_what_the_scans_from_the_end_take() {
             tile(Purpose::OneTile),
             tile(Purpose::SinglePass) + 1,
             3 * tile(Purpose::Staged) + 5,
-            (1 << 20) / 16 + 3,
+            // Past the small-input tiles: the large ones.
+            (policy::SMALL_INPUT_BYTES / std::mem::size_of::<Mat2>() as u64) as usize + 3,
         ];
         if deterministic {
             sizes.push(tile(Purpose::Tiles) * (tile(Purpose::Tiles) + 2) + 3);

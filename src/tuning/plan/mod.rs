@@ -498,9 +498,8 @@ impl Plan {
     /// monoid ([`crate::ops::Reversed`]), in the order of [`Plan::sets`] under
     /// [`Algorithm::Auto`] (reverse scans take the `Auto` plan whatever the scanner's
     /// algorithm): each scan set's form from the end ([`Plan::from_end`]), and, in
-    /// deterministic mode, the
-    /// forward reduce-then-scan module beside its form from the end (the levels of tile totals
-    /// scan forwards). The reductions have no such module.
+    /// deterministic mode, the forward reduce-then-scan module beside its form from the end
+    /// (the levels of tile totals scan forwards). The reductions have no such module.
     ///
     /// ```
     /// use monoscan::codegen::KernelSet;
