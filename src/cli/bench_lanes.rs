@@ -197,6 +197,8 @@ impl Ctx<'_> {
         drop(ints);
         let copy = self.timer.copy((n - 1) * 4)?.median_ms();
         let scanner = self.gpu.scanner(&sum);
+        scanner.prepare()?;
+        scanner.prepare_reverse()?;
         let lanes = Lanes::rows(1, n - 1);
         self.both_ways("sum i32 unaligned", n - 1, (n - 1) * 4, copy, |how| {
             let mut o = out.slice_mut(1..);
@@ -207,6 +209,8 @@ impl Ctx<'_> {
             .with_tuning(self.gpu.tuning().clone())?
             .deterministic(true);
         let scanner = det.scanner(&sum);
+        scanner.prepare()?;
+        scanner.prepare_reverse()?;
         let lanes = Lanes::rows(1, n);
         self.both_ways("sum i32 deterministic", n, n * 4, copy, |how| {
             scanner.scan_lanes(&input, &mut out, &lanes, how)
@@ -221,13 +225,16 @@ impl Ctx<'_> {
         });
         let counts = Sum::<u32>::new();
         let scanner = self.gpu.scanner(&counts).mapped(&count);
+        scanner.prepare()?;
+        scanner.prepare_reverse()?;
         let copy = self.timer.copy(n * 5 / 2)?.median_ms();
         self.both_ways("u8 flags to u32 counts", n, n * 5 / 2, copy, |how| {
             scanner.scan_lanes(&input, &mut out, &lanes, how, None::<&mut CudaSlice<u32>>)
         })
     }
 
-    /// `xs` scanned as one lane forwards, then in reverse, each beside a copy of its bytes.
+    /// `xs` scanned as one lane forwards, then in reverse, each beside a copy of its bytes;
+    /// the modules of both directions are compiled or loaded before either is timed.
     fn one_lane<M: Monoid>(
         &mut self,
         m: &M,
@@ -242,6 +249,8 @@ impl Ctx<'_> {
         drop(xs);
         let copy = self.timer.copy(bytes)?.median_ms();
         let scanner = self.gpu.scanner(m);
+        scanner.prepare()?;
+        scanner.prepare_reverse()?;
         let lanes = Lanes::rows(1, n);
         self.both_ways(label, n, bytes, copy, |how| {
             scanner.scan_lanes(&input, &mut out, &lanes, how)
