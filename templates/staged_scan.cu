@@ -18,7 +18,9 @@
 // counter, as the register kernel does. The tile's layout in shared memory
 // (swizzled 16-byte chunks for power-of-two element sizes, or linear for any size) is the
 // included run layout's, which also folds, scans and stores each thread's run. Requires 16-byte aligned input and output
-// (checked before launch).
+// (checked before launch). An input map maps in place, or (rendered with `in_swizzle`: the
+// swizzled layout, one chain, cp.async copies) widens narrower inputs staged at the front of
+// the tile's buffer (lib/run_swizzled.cuh).
 //
 // Reverse (MS_REVERSE 1; the module's operator is then the opposite monoid, so that a forward
 // scan of the reversed sequence is the reverse scan): the k-th tile claimed is physical tile
@@ -49,7 +51,8 @@ __device__ __forceinline__ void ms_staged(const typename Map::in_t* in, ms_elem*
                                           int has_init, ms_elem* total_out, ms_chunk_bits* buf, ms_staged_smem& sm,
                                           const void* tmap, ms_u64* bar, const ms_prefetch& prefetch) {
     typedef typename Map::in_t in_t;
-    static_assert(sizeof(in_t) == sizeof(ms_elem), "monoscan: staged scans map in place");
+    static_assert(sizeof(in_t) == sizeof(ms_elem){% if in_swizzle %} || sizeof(in_t) < sizeof(ms_elem){% endif %},
+                  "monoscan: staged scans map in place or, where rendered for it, widen");
     if (threadIdx.x == 0) {
         sm.tile = grid_order ? blockIdx.x : ms_take_tile(counter, num_tiles);
 {% if copy != "cp_async" %}        ms_bar_init(ms_shared_addr(bar));

@@ -13,7 +13,7 @@ use monoscan::codegen::{render, Entry, KernelSet, KernelSpec, Rendered};
 use monoscan::jit::{compile, Target};
 use monoscan::ops::*;
 use monoscan::tuning::cost::CombineCost;
-use monoscan::tuning::{policy, DeviceLimits, Purpose, ShapeChoice, Tuning};
+use monoscan::tuning::{policy, DeviceLimits, Purpose, ShapeChoice, TileShape, Tuning};
 use monoscan::{CudaMap, CudaOp, Element, Error, Map, Monoid};
 use std::collections::BTreeSet;
 
@@ -147,6 +147,21 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
             }
         }
     }
+    // A map that widens narrower inputs takes the staged scan by cp.async, with one chain.
+    if staged.staged && in_size < size {
+        for t in [&tuning, &no_tma] {
+            let mut s = shape(Purpose::Staged, t);
+            s.tma = false;
+            s.chains = policy::chains(&cost, t, &s, size);
+            if policy::staged_widening(in_size, size, &s) {
+                for set in [KernelSet::StagedScan(s), KernelSet::StagedScanReverse(s)] {
+                    if !sets.contains(&set) {
+                        sets.push(set);
+                    }
+                }
+            }
+        }
+    }
     sets.push(KernelSet::LanesCopy);
     // The combine-rate kernel with the most chains the element allows.
     sets.extend(KernelSet::combine_rate_shapes(size).pop());
@@ -267,8 +282,9 @@ compiles! {
 
 /// Operators with fused input maps: each set also gets `_mapped` entries. A map that keeps the
 /// element size (here the identity the backend suites run, and a selection of i32) takes the
-/// staged scan too; one that changes it is refused the staged scan with a clear error. Maps to
-/// u32 counts also get compaction's sets.
+/// staged scan too, and so does one that widens (`u8` flags to `u32` counts, `u16` to `u64`,
+/// `f64` to 16-byte affine maps) in the cp.async form; one that narrows is refused the
+/// staged scan with a clear error. Maps to u32 counts also get compaction's sets.
 fn mapped_ops() -> Vec<CudaOp> {
     let keep64 = Map::new("odd", "(x & 1) ? 1u : 0u", |x: &i64| (*x & 1) as u32);
     let keep32 = Map::new("odd32", "(x & 1) ? 1u : 0u", |x: &i32| (*x & 1) as u32);
@@ -276,6 +292,8 @@ fn mapped_ops() -> Vec<CudaOp> {
         AffineMap::new(0.5, *x)
     });
     let same = Map::new("same", "x", |x: &i32| *x);
+    let flags = Map::new("flags", "x != 0 ? 1u : 0u", |x: &u8| u32::from(*x != 0));
+    let wide = Map::new("wide", "(unsigned long long)x", |x: &u16| u64::from(*x));
     vec![
         Sum::<u32>::new()
             .cuda()
@@ -285,6 +303,8 @@ fn mapped_ops() -> Vec<CudaOp> {
             .with_input(keep32.as_selection().cuda()),
         Affine::<f64>::new().cuda().with_input(to_map.cuda()),
         Sum::<i32>::new().cuda().with_input(same.cuda()),
+        Sum::<u32>::new().cuda().with_input(flags.cuda()),
+        Sum::<u64>::new().cuda().with_input(wide.cuda()),
     ]
 }
 
@@ -306,6 +326,16 @@ fn mapped_affine_f64_from_f64() {
 #[test]
 fn mapped_identity_i32() {
     compile_all(&mapped_ops()[3]);
+}
+
+#[test]
+fn mapped_flags_u8_to_u32() {
+    compile_all(&mapped_ops()[4]);
+}
+
+#[test]
+fn mapped_u16_to_u64() {
+    compile_all(&mapped_ops()[5]);
 }
 
 /// The batched row scans: modules of the segmented lifting of an operator (of its opposite
@@ -824,21 +854,34 @@ fn a_layout_mismatch_is_a_layout_error() {
 }
 
 /// Rendering refuses, with a clear error, what the kernels cannot do: a staged scan whose map
-/// changes the element size (it maps in place), compaction over anything but u32 counts with
-/// an input map.
+/// narrows the element (it maps in place) or widens it in the TMA form (the cp.async form
+/// takes it), compaction over anything but u32 counts with an input map.
 #[test]
 fn impossible_sets_are_refused_when_rendered() {
     let limits = DeviceLimits::for_arch(90);
     let staged =
         |size| policy::tile_shape(size, &limits, &Tuning::default(), Purpose::Staged).unwrap();
-    for op in &mapped_ops()[..3] {
+    let mut refused = 0;
+    for op in &mapped_ops() {
         let in_size = op.input.as_ref().unwrap().in_size;
         if in_size != op.elem_size {
-            let set = KernelSet::StagedScan(staged(op.elem_size));
+            let tma = staged(op.elem_size);
+            assert!(tma.tma);
+            let set = KernelSet::StagedScan(tma);
             let err = render(op, &KernelSpec::new(set)).unwrap_err();
             assert!(err.to_string().contains("maps in place"), "{err}");
+            let copied = KernelSet::StagedScan(TileShape { tma: false, ..tma });
+            let widens = in_size < op.elem_size;
+            assert_eq!(
+                render(op, &KernelSpec::new(copied)).is_ok(),
+                widens,
+                "{}",
+                op.name
+            );
+            refused += 1;
         }
     }
+    assert_eq!(refused, 4);
     let select = KernelSet::Select(policy::select_shape(8, &limits).unwrap());
     let staged_select = KernelSet::SelectStaged(
         policy::select_staged_shape(8, &limits, &Tuning::default())
@@ -921,7 +964,6 @@ fn compaction_kernels_compile_for_every_element_size() {
 #[test]
 fn long_runs_of_every_size_class() {
     use monoscan::bench::classes::{visit_sizes, Class, Visit};
-    use monoscan::tuning::TileShape;
     struct LongRuns(Vec<usize>);
     impl Visit for LongRuns {
         type Error = std::convert::Infallible;

@@ -66,10 +66,22 @@ impl LookbackCtx {
     }
 }
 
-/// `lib/staging.cuh`: the swizzle of the staged buffer.
+/// `lib/staging.cuh`: the swizzle of the staged buffer, and of the staged inputs where they
+/// are narrower than the elements (a widening map in the staged scan; else the same).
 #[derive(Serialize)]
 struct StagingCtx {
     swizzle: u32,
+    in_swizzle: Option<u32>,
+}
+
+impl StagingCtx {
+    /// Inputs of the elements' size.
+    fn of(swizzle: u32) -> Self {
+        StagingCtx {
+            swizzle,
+            in_swizzle: None,
+        }
+    }
 }
 
 /// The TMA forms of the staged scan: the block state after the tile, the tensor copies'
@@ -285,8 +297,14 @@ const COLUMN_LOOKBACK: u32 = 4;
 const RATE_SAMPLES: u32 = 128;
 
 /// The body of `set` (everything after the prelude) for an operator of `elem_size`-byte
-/// elements, with `_mapped` entries when `map`.
-pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) -> Result<String> {
+/// elements, with `_mapped` entries when `map` (reading `in_size`-byte inputs).
+pub(super) fn body(
+    prefix: &str,
+    set: KernelSet,
+    map: bool,
+    elem_size: usize,
+    in_size: usize,
+) -> Result<String> {
     let Some(template) = set.template() else {
         return Ok(String::new());
     };
@@ -329,6 +347,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 lookback: LookbackCtx::of(&s, elem_size),
                 staging: StagingCtx {
                     swizzle: s.swizzle(elem_size),
+                    in_swizzle: (map && in_size < elem_size).then(|| s.swizzle(in_size)),
                 },
                 run: RunCtx::of(&s, elem_size),
                 tma_form: s.tma.then(|| TmaCtx {
@@ -355,9 +374,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 share_columns: TileShape::share_columns(elem_size),
                 share_unit: TileShape::unit(elem_size),
                 tile: TileCtx::of(&s),
-                staging: StagingCtx {
-                    swizzle: s.swizzle(elem_size),
-                },
+                staging: StagingCtx::of(s.swizzle(elem_size)),
                 run: RunCtx::of(&s, elem_size),
             },
         ),
@@ -371,9 +388,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                     tile: TileCtx::of(&s),
                     // The look-back runs over u32 keep counts.
                     lookback: LookbackCtx::of(&s, 4),
-                    staging: staged.then(|| StagingCtx {
-                        swizzle: s.swizzle(elem_size),
-                    }),
+                    staging: staged.then(|| StagingCtx::of(s.swizzle(elem_size))),
                 },
             )
         }
@@ -409,9 +424,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                 tile: TileCtx::of(&shape),
                 // The look-back and the block state run over the lifting's elements.
                 lookback: LookbackCtx::rows(&shape, elem_size),
-                staging: StagingCtx {
-                    swizzle: shape.swizzle(value_size),
-                },
+                staging: StagingCtx::of(shape.swizzle(value_size)),
                 tma_form: shape.tma.then(|| TmaCtx {
                     tma_state: shape.row_staged_state_bytes(elem_size, segments),
                     tma_boxes: shape.tma_boxes(),
@@ -443,7 +456,7 @@ pub(super) fn body(prefix: &str, set: KernelSet, map: bool, elem_size: usize) ->
                     state_slot: shape.layout.entry_bytes(elem_size),
                     absorbing: false,
                 },
-                staging: StagingCtx { swizzle: 0 },
+                staging: StagingCtx::of(0),
             },
         ),
         KernelSet::LanesCopy => engine::render(template, &LanesCopyCtx { prefix, map }),

@@ -182,13 +182,19 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             ));
         }
     }
-    if let (KernelSet::StagedScan(_) | KernelSet::StagedScanReverse(_), Some(map)) =
+    if let (KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s), Some(map)) =
         (spec.set, op.input.as_ref())
     {
-        if map.in_size != op.elem_size {
+        if map.in_size != op.elem_size
+            && (s.tma || !crate::tuning::policy::staged_widening(map.in_size, op.elem_size, &s))
+        {
             return Err(Error::invalid(format!(
-                "the staged scan maps in place: input `{}` ({} bytes) and element `{}` ({} bytes) differ in size",
-                map.in_type, map.in_size, op.elem, op.elem_size
+                "the staged scan maps in place, or widens by cp.async in the swizzled layout with one chain: input `{}` ({} bytes) and element `{}` ({} bytes) in tiles of {}",
+                map.in_type,
+                map.in_size,
+                op.elem,
+                op.elem_size,
+                s.name()
             )));
         }
     }
@@ -215,7 +221,8 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             )));
         }
     }
-    let body = families::body(&prefix, spec.set, op.input.is_some(), op.elem_size)?;
+    let in_size = op.input.as_ref().map_or(op.elem_size, |m| m.in_size);
+    let body = families::body(&prefix, spec.set, op.input.is_some(), op.elem_size, in_size)?;
     let source = format!("{prelude}\n{body}");
     let snippets = snippets(&source);
     Ok(Rendered {

@@ -43,9 +43,10 @@ fn time_each<T>(
     Ok((timings, best))
 }
 
-/// The set a staged scan of `n` elements runs: `set` (the plan's), unless the operator is
-/// autotuned and has no shape yet, in which case a stored record is installed, or, on an input
-/// of at least [`MIN_TUNING_BYTES`] that the scan does not overwrite (`tunable`), the
+/// The set a staged scan of `n` elements runs: `set` (the plan's; always where an input map
+/// changes the element size), unless the operator is autotuned and has no shape yet, in which
+/// case a stored record is installed, or, on an input of at least [`MIN_TUNING_BYTES`] that
+/// the scan does not overwrite (`tunable`), the
 /// candidates are compiled in parallel, each timed by `run` (a scan of this call's input into
 /// its output: one untimed run, the median of three timed ones), and the fastest is recorded
 /// and installed. Where the plan makes the share scan a candidate
@@ -70,7 +71,11 @@ pub(super) fn staged_set<M: Monoid>(
     let op = sc.op.op();
     let size = op.elem_size;
     let cost = sc.op.cost();
-    if sc.is_instrumented() || sc.plan.tuned().is_some() || !autotune::applies(&gpu.tuning) {
+    if sc.is_instrumented()
+        || sc.plan.tuned().is_some()
+        || sc.plan.changes_size()
+        || !autotune::applies(&gpu.tuning)
+    {
         return Ok(set);
     }
     let device = gpu.device_key();

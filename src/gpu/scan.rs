@@ -154,7 +154,7 @@ fn tuned<M: Monoid, In: crate::element::Element>(
 /// forward scan takes (autotuned as it is), where the forward scan stages (and where the input
 /// is too small for the share scan's shares, in the staged shape the autotuner ranked first);
 /// elsewhere (one tile, a buffer off 16 bytes, an input map that
-/// changes the element size, a device before sm_80) by the register-tile single-pass scan
+/// narrows the element, a device before sm_80) by the register-tile single-pass scan
 /// from the end; in deterministic mode (and for more tiles than the single-pass scan numbers)
 /// by reduce-then-scan from the end, as reproducible as it is forwards. `false`, with nothing
 /// launched, for an empty input.
@@ -471,8 +471,8 @@ fn single_pass<M: Monoid, In: crate::element::Element>(
     // The TMA forms load whole tiles (the tensor form through a tensor map of the input's
     // 128-byte rows, the bulk form by one bulk copy), and prefetch into L2 a fixed number of
     // bytes ahead, the first wave too in launches of several waves (`FirstWave::for_scan`).
-    // (Staged scans map in place: input elements have the element's size, the plan sees to
-    // it.)
+    // (A staged scan whose map widens its inputs copies by cp.async, never the TMA: the plan
+    // sees to it.)
     // A staged scan numbers its tiles as the tuning's order says (`Tuning::tile_order`): by
     // default block b scans tile b, in a cooperative grid for one wave of tiles.
     let staged = matches!(

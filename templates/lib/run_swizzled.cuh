@@ -35,6 +35,27 @@ __device__ __forceinline__ void ms_group_put(ms_chunk_bits* buf, int j, const ms
     }
 }
 {% if chains == 1 %}#define MS_RUN_PARTS 1
+// A widening input map (a staged scan whose map reads In narrower than ms_elem): the tile's
+// inputs, MS_TILE of In, are staged at the front of the buffer, chunk c at ms_swz_in(c), and a
+// thread's run of inputs is MS_ITEMS * sizeof(In) / 16 chunks of physical run ms_run_owner().
+// The results fill the whole buffer in the elements' layout, so the scan pass takes its run's
+// inputs into registers, and every thread has done so before any writes results over them.
+template <typename In>
+struct ms_in_run {
+    static constexpr int CHUNKS = (int)(MS_ITEMS * sizeof(In) / 16);
+    static_assert(CHUNKS >= 1 && (MS_ITEMS * sizeof(In)) % 16 == 0,
+                  "monoscan: a widening map's run of inputs is whole 16-byte chunks");
+    union {
+        ms_chunk_bits c[CHUNKS];
+        In e[MS_ITEMS];
+    } v;
+    __device__ __forceinline__ void load(const ms_chunk_bits* buf) {
+#pragma unroll
+        for (int k = 0; k < CHUNKS; ++k) v.c[k] = buf[ms_swz_in(ms_run_owner() * CHUNKS + k)];
+    }
+    // Logical item i of the run (see MS_REVERSE).
+    __device__ __forceinline__ const In& at(int i) const { return v.e[MS_REVERSE ? MS_ITEMS - 1 - i : i]; }
+};
 // This thread's run (MS_ITEMS elements from item `first` of the tile), folded in order through
 // Map; items at or past `valid` count as the identity. parts[0] gets the fold.
 template <typename Map>
@@ -42,6 +63,17 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
     typedef typename Map::in_t in_t;
     const int first = threadIdx.x * MS_ITEMS;
     ms_elem acc = MsOp::identity();
+    if constexpr (sizeof(in_t) != sizeof(ms_elem)) {
+        ms_in_run<in_t> r;
+        r.load(buf);
+#pragma unroll
+        for (int i = 0; i < MS_ITEMS; ++i) {
+            const ms_elem x = (full || ms_physical(first + i) < valid) ? Map::apply(r.at(i)) : MsOp::identity();
+            acc = i == 0 ? x : MsOp::combine_ilp(acc, x);
+        }
+        parts[0] = acc;
+        return;
+    }
 #if MS_ITEMS > MS_FOLD_UNROLLED_TAIL && defined(MS_ROLLED_PARTIAL_FOLD)
     // The last, partial tile a group at a time (see MS_FOLD_UNROLLED_TAIL), in kernels that
     // ask for it (MS_ROLLED_PARTIAL_FOLD: the staged reduce, whose registers no residency
@@ -76,7 +108,8 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
     }
     parts[0] = acc;
 }
-// Scans this thread's run in place from `run` (the buffer then holds results, as ms_elem).
+// Scans this thread's run in place from `run` (the buffer then holds results, as ms_elem;
+// through a widening map, after the barrier every thread reaches once it holds its inputs).
 // Items past the data are the identity in reverse, where they come first; forwards they come
 // last and their results are not stored.
 template <typename Map>
@@ -84,6 +117,30 @@ __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, con
                                             bool full, ms_u64 valid) {
     typedef typename Map::in_t in_t;
     const int first = threadIdx.x * MS_ITEMS;
+    if constexpr (sizeof(in_t) != sizeof(ms_elem)) {
+        ms_in_run<in_t> r;
+        r.load(buf);
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
+            ms_group<ms_elem> res;
+#pragma unroll
+            for (int e = 0; e < MS_GROUP_ELEMS; ++e) {
+                const int i = j * MS_GROUP_ELEMS + e;
+                const bool in_data = !MS_REVERSE || full || ms_physical(first + i) < valid;
+                const ms_elem x = in_data ? Map::apply(r.at(i)) : MsOp::identity();
+                if (exclusive) {
+                    res.e[MS_IN_GROUP(e)] = run;
+                    run = MsOp::combine_ilp(run, x);
+                } else {
+                    run = MsOp::combine_ilp(run, x);
+                    res.e[MS_IN_GROUP(e)] = run;
+                }
+            }
+            ms_group_put(buf, j, res);
+        }
+        return;
+    }
     MS_STEP_UNROLL
     for (int j = 0; j < MS_THREAD_GROUPS; ++j) {
         const ms_group<in_t> g = ms_group_get<in_t>(buf, j);

@@ -2,7 +2,11 @@
 // A swizzled buffer keeps chunk c (16 bytes) at c ^ ((c >> MS_SWZ) & 7), so that striped
 // copies and each thread's blocked run both touch every bank group once per phase.
 #define MS_SWZ {{ swizzle }}
-struct alignas(16) ms_chunk_bits { ms_u32 w[4]; };
+// The swizzle of the staged input's chunks: MS_SWZ, except in a staged scan whose input map
+// reads narrower elements than it scans (a widening map), whose input runs are shorter.
+{% if in_swizzle %}#define MS_SWZ_IN {{ in_swizzle }}
+{% else %}#define MS_SWZ_IN MS_SWZ
+{% endif %}struct alignas(16) ms_chunk_bits { ms_u32 w[4]; };
 struct ms_staged_smem {
     ms_elem warp_sums[MS_WARPS];
     ms_elem prefix;
@@ -25,6 +29,7 @@ __device__ __forceinline__ ms_u64 ms_physical(ms_u64 i) { return MS_REVERSE ? (m
 #define MS_RUN_GROUP(j) (MS_REVERSE ? MS_THREAD_GROUPS - 1 - (j) : (j))
 #define MS_IN_GROUP(e) (MS_REVERSE ? MS_GROUP_ELEMS - 1 - (e) : (e))
 __device__ __forceinline__ int ms_swz(int c) { return c ^ ((c >> MS_SWZ) & 7); }
+__device__ __forceinline__ int ms_swz_in(int c) { return c ^ ((c >> MS_SWZ_IN) & 7); }
 __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
     ms_u32 a;
     asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
@@ -36,7 +41,8 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
 struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
 // Copies tile `tile` of `in` (MS_TILE elements of In) into `buf` and waits for it: whole
 // 16-byte chunks, the one that straddles the end partly (the rest zero-filled); chunks past
-// the end are not copied. Chunk c lands in slot ms_swz(c) when Swizzled, else in slot c.
+// the end are not copied. Chunk c lands in slot c unless Swizzled: in slot ms_swz(c) for
+// inputs of the element's size, else ms_swz_in(c) (the same but for a widening map's inputs).
 // `in` must be 16-byte aligned (checked before launch).
 template <typename In, bool Swizzled>
 __device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
@@ -53,7 +59,8 @@ __device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 til
         const ms_i64 left = bytes - (ms_i64)c * 16;
         if ((total % MS_BLOCK == 0 || c < total) && left > 0) {
             const ms_u32 take = left >= 16 ? 16u : (ms_u32)left;
-            ms_chunk_bits* slot = buf + (Swizzled ? ms_swz(c) : c);
+            const int at = sizeof(In) == sizeof(ms_elem) ? ms_swz(c) : ms_swz_in(c);
+            ms_chunk_bits* slot = buf + (Swizzled ? at : c);
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                          ::"r"(ms_shared_addr(slot)), "l"(src + (ms_u64)c * 16), "r"(take)
                          : "memory");

@@ -39,6 +39,12 @@ impl<M: Monoid, In: crate::element::Element> MappedScanner<'_, M, In> {
         self.inner.prepare_for(n)
     }
 
+    /// Registers, local and shared memory, and occupancy of every kernel loaded so far (see
+    /// [`Scanner::kernel_info`]).
+    pub fn kernel_info(&self) -> Result<Vec<crate::gpu::KernelInfo>> {
+        self.inner.kernel_info()
+    }
+
     /// A new device buffer of `n` elements, all `value` (see [`Scanner::alloc_filled`]).
     pub fn alloc_filled(&self, n: usize, value: M::Elem) -> Result<CudaSlice<M::Elem>> {
         self.inner.alloc_filled(n, value)

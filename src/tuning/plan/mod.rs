@@ -234,8 +234,8 @@ impl Plan {
     /// The tile shape for `purpose` (an installed autotuned shape for the staged scan, else the
     /// shape policy's, [`policy::staged_scan_shape`] for the staged scan, chosen once, with the
     /// staged kernels' chains from the combine's cost).
-    /// The staged kernels map in place, so an input map that changes the element size turns
-    /// them off.
+    /// An input map that changes the element size keeps the staged scan only where it widens
+    /// ([`policy::staged_widening`]).
     pub fn shape(&self, purpose: Purpose) -> Result<TileShape> {
         if let (Purpose::Staged, Some(t)) = (purpose, self.tuned.get()) {
             return Ok(*t);
@@ -406,18 +406,27 @@ impl Plan {
         Ok(self.fit(policy::linear_reduce_shape(size, limits, tuning)?, true))
     }
 
-    /// `s` as this plan runs it: the staged forms off where an input map changes the element
-    /// size (they map in place), and, where `chained`, the staged kernels' chains from the
-    /// combine's cost.
+    /// `s` as this plan runs it: where `chained`, the staged kernels' chains from the
+    /// combine's cost; where an input map changes the element size, the staged forms only
+    /// where they widen narrower inputs ([`policy::staged_widening`]), by `cp.async`.
     fn fit(&self, mut s: TileShape, chained: bool) -> TileShape {
-        if self.in_size.is_some_and(|size| size != self.elem_size) {
-            s.staged = false;
+        let widening = self.in_size.filter(|&size| size != self.elem_size);
+        if widening.is_some() {
             s.tma = false;
         }
         if chained && s.staged {
             s.chains = policy::chains(&self.cost, &self.tuning, &s, self.elem_size);
         }
+        if let Some(size) = widening {
+            s.staged = policy::staged_widening(size, self.elem_size, &s);
+        }
         s
+    }
+
+    /// Whether an input map changes the element size: the staged scan then runs only where it
+    /// widens, in the policy's shape, which autotuning leaves alone.
+    pub fn changes_size(&self) -> bool {
+        self.in_size.is_some_and(|size| size != self.elem_size)
     }
 
     /// Whether the staged reduce runs its share form ([`policy::shares`]) on inputs large

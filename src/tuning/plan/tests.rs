@@ -263,3 +263,71 @@ fn reverse_sets_hold_what_every_scan_from_the_end_runs() {
         .iter()
         .any(|s| matches!(s, KernelSet::ShareScan { reverse: true, .. })));
 }
+
+/// A map that widens narrower inputs keeps the staged scan on sm_80 and newer, in the staged
+/// shape by cp.async with one chain, forwards and from the end, and the sets list it; one that
+/// narrows, or inputs whose runs are not whole chunks, take the register-tile scan.
+#[test]
+fn widening_maps_take_the_staged_scan_by_cp_async() {
+    use crate::map::Map;
+    let flags = Map::new("flags", "x != 0 ? 1u : 0u", |x: &u8| u32::from(*x != 0));
+    let narrow = Map::new("low", "(unsigned int)x", |x: &u64| *x as u32);
+    let counts = Sum::<u32>::new().cuda();
+    for cc in [80, 90] {
+        let p = plan(&counts.clone().with_input(flags.cuda()), cc);
+        assert!(p.changes_size());
+        let sp = p.shape(Purpose::SinglePass).unwrap();
+        let staged = p.shape(Purpose::Staged).unwrap();
+        assert!(
+            staged.staged && !staged.tma && staged.chains == 1,
+            "sm_{cc}"
+        );
+        assert_eq!(p.small_staged_shape().unwrap(), None);
+        for n in [sp.tile() + 1, 1 << 18, 1 << 24] {
+            assert_eq!(
+                p.scan_set(Algorithm::Auto, n, true).unwrap(),
+                KernelSet::StagedScan(staged),
+                "sm_{cc}, {n}"
+            );
+            assert_eq!(
+                p.scan_set(Algorithm::Auto, n, false).unwrap(),
+                KernelSet::SinglePass(sp)
+            );
+        }
+        assert_eq!(
+            p.from_end(KernelSet::StagedScan(staged)).unwrap(),
+            Some(KernelSet::StagedScanReverse(staged))
+        );
+        assert!(p
+            .sets(Algorithm::Auto)
+            .unwrap()
+            .contains(&KernelSet::StagedScan(staged)));
+        assert!(p
+            .reverse_sets()
+            .unwrap()
+            .contains(&KernelSet::StagedScanReverse(staged)));
+        // Reductions through the map stay in registers.
+        assert!(!matches!(
+            p.reduce_set(Algorithm::Auto, 1 << 24).unwrap(),
+            KernelSet::StagedReduce(_)
+        ));
+        let p = plan(&counts.clone().with_input(narrow.cuda()), cc);
+        assert!(!p.shape(Purpose::Staged).unwrap().staged);
+        assert_eq!(
+            p.scan_set(Algorithm::Auto, 1 << 24, true).unwrap(),
+            KernelSet::SinglePass(p.shape(Purpose::SinglePass).unwrap())
+        );
+    }
+    // Runs of inputs shorter than a chunk: 2 items of 8-byte elements from bytes.
+    let tiny = Tuning {
+        staged: Some(crate::tuning::ShapeChoice::new(128, 2)),
+        ..Tuning::default()
+    };
+    let wide = Map::new("wide", "(unsigned long long)x", |x: &u8| u64::from(*x));
+    let op = Sum::<u64>::new().cuda().with_input(wide.cuda());
+    let p = Plan::new(&op, DeviceLimits::for_arch(90), &tiny);
+    assert!(!p.shape(Purpose::Staged).unwrap().staged);
+    // Before sm_80 nothing stages.
+    let p = plan(&counts.with_input(flags.cuda()), 75);
+    assert!(!p.shape(Purpose::Staged).unwrap().staged);
+}

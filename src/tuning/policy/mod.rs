@@ -285,6 +285,22 @@ fn swizzleable(size: usize, items: u32) -> bool {
         && (items as usize * size / 16).is_power_of_two()
 }
 
+/// Whether the staged scan in `shape` (staged, its chains set) takes an input map that reads
+/// `in_size`-byte inputs for `elem_size`-byte elements, `in_size` less than `elem_size` (a
+/// widening map, such as `u8` flags to `u32` counts): the swizzled layout for both (power-of-two
+/// sizes, whole power-of-two numbers of 16-byte chunks per run), elements of at most 16 bytes,
+/// one chain. The inputs are staged at the front of the tile's buffer by `cp.async` (a tensor
+/// copy's row is a whole run of elements), so the plan turns the TMA off for such a map.
+pub fn staged_widening(in_size: usize, elem_size: usize, shape: &TileShape) -> bool {
+    shape.staged
+        && !shape.linear
+        && shape.chains <= 1
+        && in_size < elem_size
+        && elem_size <= 16
+        && swizzleable(elem_size, shape.items)
+        && swizzleable(in_size, shape.items)
+}
+
 /// Items per thread of the linear layout for elements of `size` bytes: about 128 bytes a
 /// run, a whole number of access groups ([`TileShape::linear_group`]: 4 elements of an odd
 /// size, 2 of a size of 2 mod 4, fewer where that exceeds 128 bytes), and an odd number of
