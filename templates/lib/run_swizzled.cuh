@@ -108,6 +108,17 @@ __device__ __forceinline__ void ms_run_fold(const ms_chunk_bits* buf, bool full,
     }
     parts[0] = acc;
 }
+// One element of a run's scan: `run` before `x` (exclusive) or after it (inclusive) into
+// `slot`, and `run` moves past `x`.
+__device__ __forceinline__ void ms_run_step(ms_elem& run, const ms_elem& x, int exclusive, ms_elem& slot) {
+    if (exclusive) {
+        slot = run;
+        run = MsOp::combine_ilp(run, x);
+    } else {
+        run = MsOp::combine_ilp(run, x);
+        slot = run;
+    }
+}
 // Scans this thread's run in place from `run` (the buffer then holds results, as ms_elem;
 // through a widening map, after the barrier every thread reaches once it holds its inputs).
 // Items past the data are the identity in reverse, where they come first; forwards they come
@@ -129,13 +140,7 @@ __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, con
                 const int i = j * MS_GROUP_ELEMS + e;
                 const bool in_data = !MS_REVERSE || full || ms_physical(first + i) < valid;
                 const ms_elem x = in_data ? Map::apply(r.at(i)) : MsOp::identity();
-                if (exclusive) {
-                    res.e[MS_IN_GROUP(e)] = run;
-                    run = MsOp::combine_ilp(run, x);
-                } else {
-                    run = MsOp::combine_ilp(run, x);
-                    res.e[MS_IN_GROUP(e)] = run;
-                }
+                ms_run_step(run, x, exclusive, res.e[MS_IN_GROUP(e)]);
             }
             ms_group_put(buf, j, res);
         }
@@ -150,13 +155,7 @@ __device__ __forceinline__ void ms_run_scan(ms_chunk_bits* buf, ms_elem run, con
             const int idx = first + j * MS_GROUP_ELEMS + e;
             const bool in_data = !MS_REVERSE || full || ms_physical(idx) < valid;
             const ms_elem x = in_data ? Map::apply(g.e[MS_IN_GROUP(e)]) : MsOp::identity();
-            if (exclusive) {
-                res.e[MS_IN_GROUP(e)] = run;
-                run = MsOp::combine_ilp(run, x);
-            } else {
-                run = MsOp::combine_ilp(run, x);
-                res.e[MS_IN_GROUP(e)] = run;
-            }
+            ms_run_step(run, x, exclusive, res.e[MS_IN_GROUP(e)]);
         }
         ms_group_put(buf, j, res);
     }
