@@ -154,7 +154,7 @@ impl Plan {
     /// where large reductions do not take the staged reduce tile by tile, or an input map
     /// changes the element size.
     pub fn reduce_candidates(&self) -> Vec<TileShape> {
-        if self.in_size.is_some_and(|size| size != self.elem_size) {
+        if self.changes_size() {
             return Vec::new();
         }
         autotune::reduce::candidates(self.elem_size, &self.cost, &self.limits, &self.tuning)
@@ -179,10 +179,7 @@ impl Plan {
     /// the tuning says never or the form does not apply to this operator and device (the TMA
     /// forms, share steps that fit shared memory, an input map that keeps the element size).
     pub fn share_scan_set(&self) -> Result<Option<KernelSet>> {
-        if self.tuning.share_scan == ShareScan::Never
-            || self.deterministic
-            || self.in_size.is_some_and(|size| size != self.elem_size)
-        {
+        if self.tuning.share_scan == ShareScan::Never || self.deterministic || self.changes_size() {
             return Ok(None);
         }
         let shape = self.shape(Purpose::StagedReduce)?;
@@ -263,7 +260,7 @@ impl Plan {
     /// autotuner times shapes on inputs of 64 MiB and more, where a few large tiles no longer
     /// leave SMs idle.
     pub fn small_staged_shape(&self) -> Result<Option<TileShape>> {
-        if self.in_size.is_some_and(|s| s != self.elem_size) {
+        if self.changes_size() {
             return Ok(None);
         }
         if let Some(s) = self.small.get() {
@@ -373,7 +370,7 @@ impl Plan {
                 if staged.staged
                     && self.tuning.staged_reduce
                     && policy::reduce_staged(self.elem_size, &self.cost)
-                    && self.in_size.is_none_or(|size| size == self.elem_size)
+                    && !self.changes_size()
                 {
                     KernelSet::StagedReduce(staged)
                 } else {
