@@ -147,7 +147,8 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
             }
         }
     }
-    // A map that widens narrower inputs takes the staged scan by cp.async, with one chain.
+    // A map that widens narrower inputs takes the staged scan and the staged reduce by
+    // cp.async, with one chain.
     if staged.staged && in_size < size {
         for t in [&tuning, &no_tma] {
             let mut s = shape(Purpose::Staged, t);
@@ -159,6 +160,13 @@ fn sets(op: &CudaOp, cc: u32) -> Vec<KernelSet> {
                         sets.push(set);
                     }
                 }
+            }
+            let mut r = shape(Purpose::StagedReduce, t);
+            r.tma = false;
+            r.chains = policy::chains(&cost, t, &r, size);
+            let set = KernelSet::StagedReduce(r);
+            if policy::staged_widening(in_size, size, &r) && !sets.contains(&set) {
+                sets.push(set);
             }
         }
     }
@@ -853,30 +861,51 @@ fn a_layout_mismatch_is_a_layout_error() {
     );
 }
 
-/// Rendering refuses, with a clear error, what the kernels cannot do: a staged scan whose map
-/// narrows the element (it maps in place) or widens it in the TMA form (the cp.async form
-/// takes it), compaction over anything but u32 counts with an input map.
+/// Rendering refuses, with a clear error, what the kernels cannot do: a staged scan or reduce
+/// whose map narrows the element (they map in place) or widens it in the TMA form (the
+/// cp.async form takes it), a share scan whose map changes the size, compaction over anything
+/// but u32 counts with an input map.
 #[test]
 fn impossible_sets_are_refused_when_rendered() {
     let limits = DeviceLimits::for_arch(90);
-    let staged =
-        |size| policy::tile_shape(size, &limits, &Tuning::default(), Purpose::Staged).unwrap();
+    let shape =
+        |size, purpose| policy::tile_shape(size, &limits, &Tuning::default(), purpose).unwrap();
     let mut refused = 0;
     for op in &mapped_ops() {
         let in_size = op.input.as_ref().unwrap().in_size;
         if in_size != op.elem_size {
-            let tma = staged(op.elem_size);
-            assert!(tma.tma);
-            let set = KernelSet::StagedScan(tma);
-            let err = render(op, &KernelSpec::new(set)).unwrap_err();
-            assert!(err.to_string().contains("maps in place"), "{err}");
-            let copied = KernelSet::StagedScan(TileShape { tma: false, ..tma });
             let widens = in_size < op.elem_size;
-            assert_eq!(
-                render(op, &KernelSpec::new(copied)).is_ok(),
-                widens,
-                "{}",
-                op.name
+            let scan = |s| KernelSet::StagedScan(s);
+            let reduce = |s| KernelSet::StagedReduce(s);
+            let reduce_tile = shape(op.elem_size, Purpose::StagedReduce);
+            for (set, tile) in [
+                (
+                    &scan as &dyn Fn(TileShape) -> KernelSet,
+                    shape(op.elem_size, Purpose::Staged),
+                ),
+                (&reduce, reduce_tile),
+            ] {
+                let tma = TileShape { tma: true, ..tile };
+                let err = render(op, &KernelSpec::new(set(tma))).unwrap_err();
+                assert!(err.to_string().contains("maps in place"), "{err}");
+                let copied = set(TileShape { tma: false, ..tma });
+                assert_eq!(
+                    render(op, &KernelSpec::new(copied)).is_ok(),
+                    widens,
+                    "{} {}",
+                    op.name,
+                    copied.name()
+                );
+            }
+            let shares = KernelSet::ShareScan {
+                shape: shape(op.elem_size, Purpose::StagedReduce),
+                stages: policy::SHARE_STAGES,
+                reverse: false,
+            };
+            let err = render(op, &KernelSpec::new(shares)).unwrap_err();
+            assert!(
+                err.to_string().contains("share scan maps in place"),
+                "{err}"
             );
             refused += 1;
         }

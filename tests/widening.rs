@@ -1,9 +1,11 @@
-//! Scans through input maps that read narrower inputs than the elements they scan (`u8` flags
-//! to `u32` counts; `u8` bytes to the heads and values of a segmented `u32` sum, which is not
-//! commutative; `u16` to `u64`), which the staged scan takes on sm_80 and newer: forwards and
-//! from the end, inclusive and exclusive from an initial value with the total, at lengths
-//! around the tiles of 2-, 4- and 8-byte elements and of several tiles, on the GPU, exactly
-//! against the sequential scan.
+//! Scans and reductions through input maps that read narrower inputs than the elements they
+//! scan (`u8` flags to `u32` counts; `u8` bytes to the heads and values of a segmented `u32`
+//! sum, which is not commutative; `u16` to `u64`), which the staged scan and the staged reduce
+//! take on sm_80 and newer: scans forwards and from the end, inclusive and exclusive from an
+//! initial value with the total, at lengths around the tiles of 2-, 4- and 8-byte elements and
+//! of several tiles, and reductions at the same lengths and at lengths of several tiles per
+//! block (the reduce's copies run ahead of its folds), on the GPU, exactly against the
+//! sequential scan and fold.
 mod common;
 
 use common::gpu::gpu;
@@ -35,6 +37,10 @@ const LENGTHS: [usize; 17] = [
     3_000_017,
 ];
 
+/// Lengths at which every block of the staged reduce folds several tiles (more than its
+/// stages) on devices of up to 160 SMs, the last one partial.
+const LONG: [usize; 2] = [48_000_000, 48_000_017];
+
 /// Pseudo-random inputs, a fixed hash of the position and `seed`.
 fn inputs<In: Element>(n: usize, seed: u64, of: impl Fn(u64) -> In) -> Vec<In> {
     (0..n as u64)
@@ -43,8 +49,10 @@ fn inputs<In: Element>(n: usize, seed: u64, of: impl Fn(u64) -> In) -> Vec<In> {
 }
 
 /// Every scan of `xs` through `map` on the GPU (inclusive and exclusive from `init`,
-/// forwards and from the end, with the total) against the sequential scan, and, on sm_80 and
-/// newer, that the forward scans of inputs beyond one tile ran the staged scan.
+/// forwards and from the end, with the total) against the sequential scan, its reduction
+/// against the sequential fold (also at the [`LONG`] lengths), and, on sm_80 and newer, that
+/// the forward scans of inputs beyond one tile ran the staged scan and the reductions the
+/// staged reduce.
 fn scans<M, In>(m: &M, map: &Map<In, M::Elem>, init: M::Elem, of: impl Fn(u64) -> In + Copy)
 where
     M: Monoid,
@@ -82,13 +90,28 @@ where
             assert_eq!(g.stream().clone_dtoh(&total).unwrap(), want_total, "{what}");
         }
     }
+    for n in LENGTHS.into_iter().chain(LONG) {
+        let xs = inputs(n, !(n as u64), of);
+        let input = g.stream().clone_htod(&xs).unwrap();
+        let want = Sequential.map_reduce(m, map, &xs).unwrap();
+        let mut total = scanner.alloc_filled(1, m.identity()).unwrap();
+        scanner.reduce(&input, &mut total).unwrap();
+        let got = g.stream().clone_dtoh(&total).unwrap();
+        assert_eq!(got, [want], "{} reduce n={n}", m.cuda().name);
+    }
     if g.info().limits.cc >= 80 {
-        let staged = scanner
+        let names: Vec<String> = scanner
             .kernel_info()
             .unwrap()
             .into_iter()
-            .any(|k| k.name.contains("scan_staged"));
-        assert!(staged, "the mapped scans never ran the staged scan");
+            .map(|k| k.name)
+            .collect();
+        for entry in ["scan_staged", "reduce_staged_mapped"] {
+            assert!(
+                names.iter().any(|k| k.contains(entry)),
+                "the mapped calls never ran {entry}: {names:?}"
+            );
+        }
     }
 }
 

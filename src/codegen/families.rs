@@ -67,7 +67,8 @@ impl LookbackCtx {
 }
 
 /// `lib/staging.cuh`: the swizzle of the staged buffer, and of the staged inputs where they
-/// are narrower than the elements (a widening map in the staged scan; else the same).
+/// are narrower than the elements (a widening map in the staged scan or reduce; else the
+/// same).
 #[derive(Serialize)]
 struct StagingCtx {
     swizzle: u32,
@@ -374,7 +375,15 @@ pub(super) fn body(
                 share_columns: TileShape::share_columns(elem_size),
                 share_unit: TileShape::unit(elem_size),
                 tile: TileCtx::of(&s),
-                staging: StagingCtx::of(s.swizzle(elem_size)),
+                staging: StagingCtx {
+                    swizzle: s.swizzle(elem_size),
+                    // A widening map's inputs in the staged reduce (never in the share scan,
+                    // whose rendering refuses one).
+                    in_swizzle: (map
+                        && in_size < elem_size
+                        && matches!(set, KernelSet::StagedReduce(_)))
+                    .then(|| s.swizzle(in_size)),
+                },
                 run: RunCtx::of(&s, elem_size),
             },
         ),

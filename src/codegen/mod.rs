@@ -182,19 +182,30 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
             ));
         }
     }
-    if let (KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s), Some(map)) =
-        (spec.set, op.input.as_ref())
-    {
-        if map.in_size != op.elem_size
-            && (s.tma || !crate::tuning::policy::staged_widening(map.in_size, op.elem_size, &s))
-        {
+    if let Some(map) = op.input.as_ref().filter(|m| m.in_size != op.elem_size) {
+        // The staged kernels map in place, or widen narrower inputs staged by cp.async; the
+        // share scan only maps in place.
+        let widens = |s: &crate::tuning::TileShape| {
+            !s.tma && crate::tuning::policy::staged_widening(map.in_size, op.elem_size, s)
+        };
+        const WIDENS: &str =
+            "maps in place, or widens by cp.async in the swizzled layout with one chain";
+        let refused = match spec.set {
+            KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s) if !widens(&s) => {
+                Some(("staged scan", WIDENS))
+            }
+            KernelSet::StagedReduce(s) if !widens(&s) => Some(("staged reduce", WIDENS)),
+            KernelSet::ShareScan { .. } => Some(("share scan", "maps in place")),
+            _ => None,
+        };
+        if let Some((kernel, rule)) = refused {
             return Err(Error::invalid(format!(
-                "the staged scan maps in place, or widens by cp.async in the swizzled layout with one chain: input `{}` ({} bytes) and element `{}` ({} bytes) in tiles of {}",
+                "the {kernel} {rule}: input `{}` ({} bytes) and element `{}` ({} bytes) in {}",
                 map.in_type,
                 map.in_size,
                 op.elem,
                 op.elem_size,
-                s.name()
+                spec.set.name()
             )));
         }
     }

@@ -345,7 +345,9 @@ impl KernelSet {
             (KernelSet::StagedScan(s) | KernelSet::StagedScanReverse(s), Entry::ScanStaged) => {
                 s.staged_smem_bytes(elem_size)
             }
-            (KernelSet::StagedReduce(s), Entry::ReduceStaged) => s.reduce_smem_bytes(elem_size),
+            (KernelSet::StagedReduce(s), Entry::ReduceStaged) => {
+                s.reduce_smem_bytes_from(in_size, elem_size)
+            }
             (KernelSet::StagedReduce(s), Entry::ReduceShares) if s.shares_fit(elem_size) => {
                 s.reduce_shares_smem_bytes(elem_size)
             }

@@ -61,7 +61,7 @@ impl Loaded {
         sm_count: u32,
     ) -> Result<Loaded> {
         let mapped = op.input.is_some();
-        let in_size = op.input.as_ref().map_or(op.elem_size, |m| m.in_size);
+        let map_in_size = op.input.as_ref().map_or(op.elem_size, |m| m.in_size);
         let mut functions = HashMap::new();
         let mut launches = HashMap::new();
         for &entry in spec.set.entries() {
@@ -70,6 +70,13 @@ impl Loaded {
                     continue;
                 }
                 let f = module.load_function(&rendered.symbol(entry, variant))?;
+                // A mappable entry's unmapped form reads elements, its `_mapped` form the map's
+                // inputs; the entries that are not mappable (compaction's) read the inputs.
+                let in_size = if entry.mappable() && !variant {
+                    op.elem_size
+                } else {
+                    map_in_size
+                };
                 let dynamic = spec.set.dynamic_smem(entry, op.elem_size, in_size);
                 if dynamic > 0 {
                     if matches!(

@@ -107,7 +107,7 @@ fn staged<M: Monoid, In: crate::element::Element>(
     let stream = &sc.gpu.stream;
     let tile = shape.tile();
     let size = sc.op.op().elem_size as u64;
-    if shape.shares_fit(size as usize) && sc.plan.reduce_shares() {
+    if shape.shares_fit(size as usize) && sc.plan.reduce_shares() && !sc.plan.changes_size() {
         let threads =
             u64::from(k.resident(Entry::ReduceShares, sc.mapped)) * u64::from(shape.block);
         let step = u64::from(TileShape::share_columns(size as usize)) * 128;
@@ -134,7 +134,8 @@ fn staged<M: Monoid, In: crate::element::Element>(
     };
     if blocks == 1 {
         // SAFETY: `k` is this scanner's staged-reduce module, rendered for M::Elem and (mapped)
-        // its map's In, which the plan keeps to the element's size; `map` is a map of `inp`,
+        // its map's In, which the plan keeps to the element's size or, in the cp.async form, to
+        // narrower inputs it widens (`Plan::fit`); `map` is a map of `inp`,
         // or (no full tile) one the kernel does not read.
         return unsafe {
             launch::reduce_staged(

@@ -251,9 +251,15 @@ impl TileShape {
     /// [`super::policy::REDUCE_STAGES`] tile buffers, the block's state (a sum per warp, the
     /// prefix, the tile number; rounded up to 16 bytes) and an 8-byte mbarrier per stage.
     pub fn reduce_smem_bytes(&self, size: usize) -> usize {
+        self.reduce_smem_bytes_from(size, size)
+    }
+
+    /// [`Self::reduce_smem_bytes`] where an input map reads `in_size`-byte inputs: the stages
+    /// hold tiles of inputs (a widening map's are narrower than the elements).
+    pub fn reduce_smem_bytes_from(&self, in_size: usize, size: usize) -> usize {
         let stages = super::policy::REDUCE_STAGES as usize;
         let state = self.reduce_state_bytes(size);
-        self.tile_bytes(size)
+        self.tile_bytes(in_size)
             .saturating_mul(stages)
             .saturating_add(state + 8 * stages)
     }

@@ -39,13 +39,13 @@ __device__ __forceinline__ ms_u32 ms_shared_addr(const void* p) {
 // src/tuning/prefetch.rs; what its fields mean is in lib/tma.cuh). The cp.async forms take it
 // all zero: no prefetching, no pacing.
 struct ms_prefetch { ms_u32 ahead, first_wave, pace_ps, paced; };
-// Copies tile `tile` of `in` (MS_TILE elements of In) into `buf` and waits for it: whole
-// 16-byte chunks, the one that straddles the end partly (the rest zero-filled); chunks past
-// the end are not copied. Chunk c lands in slot c unless Swizzled: in slot ms_swz(c) for
-// inputs of the element's size, else ms_swz_in(c) (the same but for a widening map's inputs).
-// `in` must be 16-byte aligned (checked before launch).
+// Starts this thread's cp.async copies of tile `tile` of `in` (MS_TILE elements of In) into
+// `buf`, without committing them: whole 16-byte chunks, the one that straddles the end partly
+// (the rest zero-filled); chunks past the end are not copied. Chunk c lands in slot c unless
+// Swizzled: in slot ms_swz(c) for inputs of the element's size, else ms_swz_in(c) (the same
+// but for a widening map's inputs). `in` must be 16-byte aligned (checked before launch).
 template <typename In, bool Swizzled>
-__device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
+__device__ __forceinline__ void ms_stage_issue(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
     static_assert((MS_TILE * sizeof(In)) % 16 == 0, "monoscan: a staged tile is a whole number of 16-byte chunks");
     constexpr int total = (int)(MS_TILE * sizeof(In) / 16);
     // Rounds of one chunk per thread; a last round only partly used unless the threads divide
@@ -66,6 +66,12 @@ __device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 til
                          : "memory");
         }
     }
+}
+// Copies tile `tile` of `in` into `buf` (as ms_stage_issue) and waits for it: every
+// thread's copies have landed when it returns.
+template <typename In, bool Swizzled>
+__device__ __forceinline__ void ms_stage_tile(const In* in, ms_u64 n, ms_u32 tile, ms_chunk_bits* buf) {
+    ms_stage_issue<In, Swizzled>(in, n, tile, buf);
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
     __syncthreads();
 }

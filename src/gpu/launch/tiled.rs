@@ -102,7 +102,8 @@ pub(crate) unsafe fn reduce_tiles<In: DeviceRepr, T: DeviceRepr>(
 ///
 /// # Safety
 /// `k` is a [`KernelSet::StagedReduce`] module rendered for element type `T`, and (when
-/// `mapped`) for an input map from `In` of the same size; unmapped, `In` is `T`.
+/// `mapped`) for an input map from `In`, of the same size or (in the cp.async form) narrower;
+/// unmapped, `In` is `T`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
     s: &CudaStream,
@@ -134,9 +135,14 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
             "internal: the reduce's grid does not cover its input",
         ));
     }
-    if inp.addr() % 16 != 0 || std::mem::size_of::<In>() != std::mem::size_of::<T>() {
+    let (in_size, size) = (std::mem::size_of::<In>(), std::mem::size_of::<T>());
+    let widens = mapped
+        && in_size < size
+        && !shape.tma
+        && crate::tuning::policy::staged_widening(in_size, size, &shape);
+    if inp.addr() % 16 != 0 || (in_size != size && !widens) {
         return Err(Error::invalid(
-            "internal: the staged reduce reads 16-byte aligned elements of the element's size",
+            "internal: the staged reduce reads 16-byte aligned elements of the element's size, or narrower inputs it widens by cp.async",
         ));
     }
     if map.is_some() != (shape.tma && !shape.linear) {
@@ -150,7 +156,8 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
     // ms_u32 parts, ms_u32* done, ms_elem* total_out)`, in the tensor form with a last `const
     // __grid_constant__ ms_tensor_map` (passed exactly for that form, checked above: a map of
     // `in`'s whole 128-byte rows, of which the kernel copies only full tiles below n), with
-    // in_t = In and ms_elem = T (the caller's obligation); in holds n elements and is 16-byte
+    // in_t = In and ms_elem = T (the caller's obligation: narrower inputs only in the cp.async
+    // form, checked above, whose stages `smem` sizes for In); in holds n elements and is 16-byte
     // aligned, as the kernel's cp.async and bulk copies need, partials one per block, and
     // blocks x tiles_per_block tiles cover n; with a fold, partials hold `parts`, done and
     // total one element each (all checked above; a null total_out folds nothing). `smem` bytes

@@ -358,8 +358,9 @@ impl Plan {
     /// bytes, as every device allocation is): the staged reduce, in [`Plan::reduce_shape`],
     /// where the policy takes it
     /// ([`policy::reduce_staged`]: sizes other than 4 bytes, and expensive
-    /// combines) and it applies (sm_80 and newer, an input map that keeps the element size),
-    /// else the register-tile reduce. An unaligned input takes [`Plan::register_reduce_set`].
+    /// combines; and every map that widens narrower inputs) and it applies (sm_80 and newer,
+    /// an input map that keeps the element size or widens as [`policy::staged_widening`]
+    /// allows), else the register-tile reduce. An unaligned input takes [`Plan::register_reduce_set`].
     pub fn reduce_set(&self, algorithm: Algorithm, n: u64) -> Result<KernelSet> {
         Ok(match algorithm {
             Algorithm::KoggeStone | Algorithm::BrentKung => KernelSet::TreeReduce {
@@ -367,10 +368,11 @@ impl Plan {
             },
             _ => {
                 let staged = self.reduce_shape(n)?;
+                // A map that changes the size stages only where it widens (`fit`), and then
+                // whatever the element's size: its inputs take a fraction of the loads.
                 if staged.staged
                     && self.tuning.staged_reduce
-                    && policy::reduce_staged(self.elem_size, &self.cost)
-                    && !self.changes_size()
+                    && (policy::reduce_staged(self.elem_size, &self.cost) || self.changes_size())
                 {
                     KernelSet::StagedReduce(staged)
                 } else {
@@ -385,10 +387,15 @@ impl Plan {
     /// shape of
     /// [`Purpose::StagedReduce`]), with its chains; for small inputs, the shorter runs of
     /// [`policy::small_reduce_shape`] where it has them; from [`MIN_TUNING_BYTES`] on, in the
-    /// autotuned tile where one is installed ([`Plan::install_reduce`]).
+    /// autotuned tile where one is installed ([`Plan::install_reduce`]). Where an input map
+    /// changes the element size, the swizzled shape of [`policy::staged_reduce_shape`] at every
+    /// size, staged where the map widens ([`policy::staged_widening`]), without the TMA.
     pub fn reduce_shape(&self, n: u64) -> Result<TileShape> {
         let bytes = n.saturating_mul(self.elem_size as u64);
         let (size, cost, limits, tuning) = (self.elem_size, &self.cost, &self.limits, &self.tuning);
+        if self.changes_size() {
+            return Ok(self.fit(policy::staged_reduce_shape(size, limits, tuning)?, true));
+        }
         if let Some(choice) = self.tuned_reduce().filter(|_| bytes >= MIN_TUNING_BYTES) {
             if let Some(s) = autotune::reduce::with_choice(size, cost, limits, tuning, choice) {
                 return Ok(self.fit(s, true));

@@ -268,7 +268,7 @@ fn reverse_sets_hold_what_every_scan_from_the_end_runs() {
 /// shape by cp.async with one chain, forwards and from the end, and the sets list it; one that
 /// narrows, or inputs whose runs are not whole chunks, take the register-tile scan.
 #[test]
-fn widening_maps_take_the_staged_scan_by_cp_async() {
+fn widening_maps_take_the_staged_scan_and_reduce_by_cp_async() {
     use crate::map::Map;
     let flags = Map::new("flags", "x != 0 ? 1u : 0u", |x: &u8| u32::from(*x != 0));
     let narrow = Map::new("low", "(unsigned int)x", |x: &u64| *x as u32);
@@ -306,9 +306,31 @@ fn widening_maps_take_the_staged_scan_by_cp_async() {
             .reverse_sets()
             .unwrap()
             .contains(&KernelSet::StagedScanReverse(staged)));
-        // Reductions through the map stay in registers.
+        // Reductions through the map take the staged reduce at every size (4-byte elements
+        // of cheap combines otherwise reduce in registers), in the swizzled layout by
+        // cp.async, with one chain; `prepare` compiles it.
+        let reduce = p.reduce_shape(1 << 30).unwrap();
+        assert!(
+            reduce.staged && !reduce.tma && !reduce.linear && reduce.chains == 1,
+            "sm_{cc}: {reduce:?}"
+        );
+        assert!(policy::staged_widening(1, 4, &reduce));
+        for n in [0, 1, reduce.tile() + 1, 1 << 20, 1 << 30] {
+            assert_eq!(
+                p.reduce_set(Algorithm::Auto, n).unwrap(),
+                KernelSet::StagedReduce(reduce),
+                "sm_{cc}, {n}"
+            );
+        }
+        assert!(p
+            .sets(Algorithm::Auto)
+            .unwrap()
+            .contains(&KernelSet::StagedReduce(reduce)));
+        assert!(p.reduce_candidates().is_empty());
+        // Without the map the same operator reduces in registers.
+        let plain = plan(&counts, cc);
         assert!(!matches!(
-            p.reduce_set(Algorithm::Auto, 1 << 24).unwrap(),
+            plain.reduce_set(Algorithm::Auto, 1 << 24).unwrap(),
             KernelSet::StagedReduce(_)
         ));
         let p = plan(&counts.clone().with_input(narrow.cuda()), cc);
@@ -316,6 +338,10 @@ fn widening_maps_take_the_staged_scan_by_cp_async() {
         assert_eq!(
             p.scan_set(Algorithm::Auto, 1 << 24, true).unwrap(),
             KernelSet::SinglePass(p.shape(Purpose::SinglePass).unwrap())
+        );
+        assert_eq!(
+            p.reduce_set(Algorithm::Auto, 1 << 24).unwrap(),
+            p.register_reduce_set().unwrap()
         );
     }
     // Runs of inputs shorter than a chunk: 2 items of 8-byte elements from bytes.
@@ -327,7 +353,23 @@ fn widening_maps_take_the_staged_scan_by_cp_async() {
     let op = Sum::<u64>::new().cuda().with_input(wide.cuda());
     let p = Plan::new(&op, DeviceLimits::for_arch(90), &tiny);
     assert!(!p.shape(Purpose::Staged).unwrap().staged);
+    // A chosen tile must fit shared memory as the elements' stages (the module's unmapped
+    // entry holds elements): 256 x 128 `u32` elements would take 384 KiB, a clear error.
+    let long = Tuning {
+        reduce: Some(crate::tuning::ShapeChoice::new(256, 128)),
+        ..Tuning::default()
+    };
+    let p = Plan::new(
+        &counts.clone().with_input(flags.cuda()),
+        DeviceLimits::for_arch(90),
+        &long,
+    );
+    assert!(p.reduce_shape(1 << 30).is_err());
     // Before sm_80 nothing stages.
     let p = plan(&counts.with_input(flags.cuda()), 75);
     assert!(!p.shape(Purpose::Staged).unwrap().staged);
+    assert_eq!(
+        p.reduce_set(Algorithm::Auto, 1 << 24).unwrap(),
+        p.register_reduce_set().unwrap()
+    );
 }
