@@ -6,6 +6,10 @@
 // and reduction of i32 at every size of `monoscan bench --min-log2 14 --max-log2 28 --step 2`,
 // timed as monoscan bench times (each run after a 50 us hold of the stream, so that the events
 // span the GPU's work only), beside a held copy and a held read pass;
+// `/tmp/cub_baseline maps` CUB's reductions through the maps of `monoscan bench --cases
+// reduce-maps` (u8 flags counted in u32, f16 summed in f32, each a DeviceReduce::Sum over a
+// transform iterator) at the same sizes, held the same way, beside a held read pass of the
+// inputs, each total checked against the host's (one `cub_map,...` line each);
 // `/tmp/cub_baseline classes` the representative operator classes alone
 // (benches/cub/classes.cuh): for each, one check line (CUB's scan and reduce of 1,000,003
 // elements against a host fold, for the exact classes) and one machine-readable line per case
@@ -14,6 +18,9 @@
 // and 2^24 elements (below 1 GiB) and at 1 GiB of input (2^30 / size rounded down to a
 // multiple of 2^16 elements), the sizes of `monoscan bench --cases classes`, on the same data.
 #include <cub/cub.cuh>
+#include <thrust/iterator/transform_iterator.h>
+#include <cuda_fp16.h>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -161,6 +168,54 @@ void run_sizes(const cudaDeviceProp& p) {
     CHECK(cudaFree(x)); CHECK(cudaFree(y)); CHECK(cudaFree(sink));
 }
 
+struct FlagCount { __device__ __forceinline__ unsigned operator()(const uint8_t& x) const { return x != 0 ? 1u : 0u; } };
+struct Widen { __device__ __forceinline__ float operator()(const __half& x) const { return __half2float(x); } };
+
+// One map's reductions from 2^14 to 2^28 inputs: `x` on the device, `want(n)` the host's total.
+template <typename In, typename Out, typename Map, typename Want>
+void run_map(const cudaDeviceProp& p, const char* name, const In* x, Map map, Want want) {
+    Out* out; unsigned* sink;
+    CHECK(cudaMalloc(&out, sizeof(Out))); CHECK(cudaMalloc(&sink, 4));
+    auto it = thrust::make_transform_iterator(x, map);
+    for (int l = 14; l <= 28; l += 2) {
+        const size_t n = size_t(1) << l;
+        void* tmp = nullptr; size_t bytes = 0;
+        CHECK(cub::DeviceReduce::Sum(tmp, bytes, it, out, (int)n)); CHECK(cudaMalloc(&tmp, bytes));
+        const size_t words = n * sizeof(In) / 16;
+        const float rp = held_ms([&] { read_pass<<<p.multiProcessorCount * 8, 512>>>((const Word*)x, words, sink); CHECK(cudaGetLastError()); });
+        const float r = held_ms([&] { CHECK(cub::DeviceReduce::Sum(tmp, bytes, it, out, (int)n)); });
+        Out got; CHECK(cudaMemcpy(&got, out, sizeof(Out), cudaMemcpyDeviceToHost));
+        printf("cub_map,%s,%zu,%.4f,read pass,%.4f,%.3f,%s\n", name, n, r, rp, rp / r,
+               got == want(n) ? "equal to the host's total" : "differs from the host's total");
+        CHECK(cudaFree(tmp));
+    }
+    CHECK(cudaFree(out)); CHECK(cudaFree(sink));
+}
+
+// The reductions of `monoscan bench --cases reduce-maps`, on the same inputs: every third u8
+// flag set; f16 values (i mod 61) - 30, whose every run sums exactly.
+void run_maps(const cudaDeviceProp& p) {
+    const size_t largest = size_t(1) << 28;
+    std::vector<uint8_t> flags(largest);
+    std::vector<__half> halves(largest);
+    for (size_t i = 0; i < largest; ++i) {
+        flags[i] = i % 3 == 0;
+        halves[i] = __float2half((float)((long long)(i % 61) - 30));
+    }
+    uint8_t* f; __half* h;
+    CHECK(cudaMalloc(&f, largest)); CHECK(cudaMalloc(&h, largest * 2));
+    CHECK(cudaMemcpy(f, flags.data(), largest, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(h, halves.data(), largest * 2, cudaMemcpyHostToDevice));
+    printf("cub_map,map,n,ms,baseline,baseline_ms,fraction,check\n");
+    run_map<uint8_t, unsigned>(p, "u8 flags to u32 count", f, FlagCount(), [](size_t n) { return (unsigned)((n + 2) / 3); });
+    run_map<__half, float>(p, "f16 to f32 sum", h, Widen(), [](size_t n) {
+        long long acc = 0;
+        for (size_t i = 0; i < n % 61; ++i) acc += (long long)i - 30;
+        return (float)acc;
+    });
+    CHECK(cudaFree(f)); CHECK(cudaFree(h));
+}
+
 void run_classes(const cudaDeviceProp& p) {
     printf("cub_class,class,elem_bytes,op,n,ms,baseline,baseline_ms,fraction\n");
     run_class<LinearU32>(p);
@@ -179,7 +234,8 @@ int main(int argc, char** argv) {
     const bool builtins = argc < 2 || std::strcmp(argv[1], "builtins") == 0;
     const bool classes = argc < 2 || std::strcmp(argv[1], "classes") == 0;
     const bool sizes = argc >= 2 && std::strcmp(argv[1], "sizes") == 0;
-    if (!builtins && !classes && !sizes) { printf("usage: %s [builtins|classes|sizes]\n", argv[0]); return 2; }
+    const bool maps = argc >= 2 && std::strcmp(argv[1], "maps") == 0;
+    if (!builtins && !classes && !sizes && !maps) { printf("usage: %s [builtins|classes|sizes|maps]\n", argv[0]); return 2; }
     cudaDeviceProp p; CHECK(cudaGetDeviceProperties(&p, 0));
     printf("device: %s\n", p.name);
     if (builtins) {
@@ -212,6 +268,7 @@ int main(int argc, char** argv) {
     }
     }
     if (sizes) run_sizes(p);
+    if (maps) run_maps(p);
     if (classes) run_classes(p);
     return 0;
 }

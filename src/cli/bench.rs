@@ -29,7 +29,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32,
-    /// reduce-i32, compact-i32, alloc-u32, lanes: batched and reverse scans; classes: every
+    /// reduce-i32, reduce-maps: reductions through widening maps (u8 flags counted in u32, f16
+    /// summed in f32), compact-i32, alloc-u32, lanes: batched and reverse scans; classes: every
     /// representative operator class of monoscan::bench::classes, or one by name, e.g.
     /// mat2-u64, with its combine rate and roofline floors; sizes: a cheap combine at element
     /// sizes from 1 to 64 bytes, or one by name, e.g. bytes-12; these run only when named).
@@ -127,7 +128,7 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn sizes(&self, elem: usize) -> Vec<u32> {
+    pub(super) fn sizes(&self, elem: usize) -> Vec<u32> {
         log2_sizes(self.args, elem)
     }
 
@@ -353,6 +354,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         "affine-f64",
         "segsum-f32",
         "reduce-i32",
+        "reduce-maps",
         "compact-i32",
         "alloc-u32",
         "lanes",
@@ -385,6 +387,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         ("affine-f64", 16, 4),
         ("segsum-f32", 8, 4),
         ("reduce-i32", 4, 2),
+        ("reduce-maps", 4, super::bench_maps::STEPS),
         ("compact-i32", 4, 3),
         ("alloc-u32", 4, 1),
     ] {
@@ -425,6 +428,9 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     }
     if wanted(args, "reduce-i32") {
         ctx.reduce_case()?;
+    }
+    if wanted(args, "reduce-maps") {
+        ctx.reduce_maps_case()?;
     }
     if wanted(args, "compact-i32") || wanted(args, "alloc-u32") {
         ctx.workload_cases()?;

@@ -186,8 +186,8 @@ impl Ctx<'_> {
 
     /// 1-D scans that do not stage, forward then reverse, sum over `n` elements: from the
     /// second element of 16-byte aligned buffers (unaligned) and of `u8` flags mapped to `u32`
-    /// counts as they load (the input's element is not the monoid's), both in the register-tile
-    /// single-pass scan, and in the deterministic mode (reduce-then-scan).
+    /// counts as they load (the input's element is not the monoid's), and in the deterministic
+    /// mode (reduce-then-scan).
     fn unstaged_lanes(&mut self, n: usize) -> Result<(), CliError> {
         let sum = Sum::<i32>::new();
         let ints: Vec<i32> = (0..n as u64).map(|i| (i % 1000) as i32 - 500).collect();

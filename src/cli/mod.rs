@@ -8,6 +8,7 @@ pub mod bench;
 mod bench_classes;
 mod bench_lanes;
 mod bench_latency;
+mod bench_maps;
 pub mod cache;
 pub mod check;
 pub mod dispatch;
