@@ -186,7 +186,7 @@ pub fn render(op: &CudaOp, spec: &KernelSpec) -> Result<Rendered> {
         // The staged kernels map in place, or widen narrower inputs staged by cp.async; the
         // share scan only maps in place.
         let widens = |s: &crate::tuning::TileShape| {
-            !s.tma && crate::tuning::policy::staged_widening(map.in_size, op.elem_size, s)
+            crate::tuning::policy::staged_widening(map.in_size, op.elem_size, s)
         };
         const WIDENS: &str =
             "maps in place, or widens by cp.async in the swizzled layout with one chain";

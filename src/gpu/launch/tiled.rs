@@ -136,10 +136,7 @@ pub(crate) unsafe fn reduce_staged<In: DeviceRepr, T: DeviceRepr>(
         ));
     }
     let (in_size, size) = (std::mem::size_of::<In>(), std::mem::size_of::<T>());
-    let widens = mapped
-        && in_size < size
-        && !shape.tma
-        && crate::tuning::policy::staged_widening(in_size, size, &shape);
+    let widens = mapped && crate::tuning::policy::staged_widening(in_size, size, &shape);
     if inp.addr() % 16 != 0 || (in_size != size && !widens) {
         return Err(Error::invalid(
             "internal: the staged reduce reads 16-byte aligned elements of the element's size, or narrower inputs it widens by cp.async",

@@ -285,14 +285,15 @@ fn swizzleable(size: usize, items: u32) -> bool {
         && (items as usize * size / 16).is_power_of_two()
 }
 
-/// Whether the staged scan in `shape` (staged, its chains set) takes an input map that reads
-/// `in_size`-byte inputs for `elem_size`-byte elements, `in_size` less than `elem_size` (a
-/// widening map, such as `u8` flags to `u32` counts): the swizzled layout for both (power-of-two
-/// sizes, whole power-of-two numbers of 16-byte chunks per run), elements of at most 16 bytes,
-/// one chain. The inputs are staged at the front of the tile's buffer by `cp.async` (a tensor
-/// copy's row is a whole run of elements), so the plan turns the TMA off for such a map.
+/// Whether the staged scan or reduce in `shape` (staged, its chains set) takes an input map
+/// that reads `in_size`-byte inputs for `elem_size`-byte elements, `in_size` less than
+/// `elem_size` (a widening map, such as `u8` flags to `u32` counts): the swizzled layout for
+/// both (power-of-two sizes, whole power-of-two numbers of 16-byte chunks per run), elements
+/// of at most 16 bytes, one chain, copies by `cp.async`. The inputs are staged by `cp.async` (a
+/// tensor copy's row is a whole run of elements), so the plan turns the TMA off for such a map.
 pub fn staged_widening(in_size: usize, elem_size: usize, shape: &TileShape) -> bool {
     shape.staged
+        && !shape.tma
         && !shape.linear
         && shape.chains <= 1
         && in_size < elem_size
