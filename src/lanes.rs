@@ -4,8 +4,10 @@
 //! [`Lanes`] says where each lane's elements sit; [`LaneScan`] what to compute (inclusive or
 //! exclusive with an initial value per lane, forwards or in reverse). The [`crate::Backend`]
 //! methods `scan_lanes`, `reduce_lanes` and `scan_segments` (variable-length rows given by
-//! offsets) run them on any backend; [`crate::Scanner::scan_lanes`] and
-//! [`crate::Scanner::scan_segments`] on device buffers.
+//! offsets) run them on any backend; [`crate::Scanner::scan_lanes`],
+//! [`crate::Scanner::reduce_lanes`], [`crate::Scanner::scan_segments`] and
+//! [`crate::Scanner::reduce_segments`] on device buffers (the reductions read each element once
+//! and write only the totals).
 //!
 //! ```
 //! use monoscan::{Backend, cpu::Sequential, lanes::{LaneScan, Lanes}, ops::Sum};

@@ -25,6 +25,8 @@
 // the groups' totals are scanned per column, each column's prefix comes from a look-back of its
 // own, and each thread scans its rows again from its carry, in place. A thread holds one running
 // value, whatever the number of columns, and no vector of columns is ever held in registers.
+// Without an output (`out` null: a fold of each column) a tile ends after its look-back, which
+// writes the totals.
 //
 // Each column has its own decoupled look-back (`lib/lookback.cuh`'s publish and peek, on entry
 // claim * MS_COL_SLOTS + c): thread c of the tile publishes its column's aggregate, walks back
@@ -295,6 +297,8 @@ extern "C" __global__ void __launch_bounds__(MS_BLOCK)
                                       seeded, totals != 0 ? totals + lane0 + t : (ms_elem*)0);
     }
     __syncthreads();
+    // Without an output (a fold of each column) the look-back has written the totals.
+    if (out == 0) return;
     if (owner) {
         ms_elem run = (chunk > 0 || seeded) ? ms_lc(prefixes[c], excl) : excl;
 #pragma unroll 8

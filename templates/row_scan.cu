@@ -9,7 +9,7 @@
 // n - 1 - g and the operator is the lifting of the opposite monoid, so prefixes run from the end
 // of each row in sequence order. Per-row initial values and totals are applied and written as
 // each element is stored; a row of no elements gets its initial value (or the identity) as its
-// total.
+// total. Without an output (`out` null: a fold of each row) only the totals are written.
 #define MS_REVERSE {{ reverse }}
 #define MS_SEGMENTS {{ segments }}
 typedef decltype(((ms_elem*)0)->value) ms_val;
@@ -185,6 +185,8 @@ __device__ __forceinline__ void ms_row_scan(const typename Map::in_t* in, ms_val
         }
     }
     __syncwarp();
+    // Without an output (a fold of each row) the totals are all there is to write.
+    if (out == 0) return;
 #pragma unroll
     for (int j = 0; j < MS_ITEMS; ++j) {
         const ms_i64 e = j * 32 + lane;

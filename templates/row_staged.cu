@@ -16,7 +16,8 @@
 // folds its run from shared memory under the lifting, with each value's flag computed from its
 // position (a row starts there), so no flag array exists and no lifted item is held in
 // registers; the block scan and the look-back run over lifted elements; the scan pass writes the
-// results back in place, and the tile leaves by coalesced 16-byte stores.
+// results back in place, and the tile leaves by coalesced 16-byte stores. Without an output
+// (`out` null: a fold of each row) a tile ends once its rows' totals are written.
 //
 // Reverse (MS_REVERSE 1; the module's operator is then the lifting of the opposite monoid):
 // logical position g is element n - 1 - g. The tile numbered k is physical tile
@@ -370,6 +371,8 @@ __device__ __forceinline__ void ms_row_staged(const typename Map::in_t* in, ms_v
     } else {
         scan_run(false);
     }
+    // Without an output (a fold of each row) the totals are all there is to write.
+    if (out == 0) return;
     __syncthreads();
     if (full) {
         ms_chunk_bits* dst = (ms_chunk_bits*)(out + base);

@@ -316,7 +316,92 @@ fn gpu_large_layouts_agree_with_the_cpu() {
             assert!(got == want, "{lanes:?} {:?}", how.reverse);
             assert_eq!(t, w, "{lanes:?}: totals");
         }
+        let folds = g.reduce_lanes(&sum, &lanes, &xs).unwrap();
+        let want = Parallel::default().reduce_lanes(&sum, &lanes, &xs).unwrap();
+        assert_eq!(folds, want, "{lanes:?}: reduce_lanes");
     }
+}
+
+/// Folds of lanes on device buffers: through a widening input map (one lane, rows, columns
+/// and a view of some of them, all gathered or read in place, and rows given by offsets), from
+/// a buffer that does not start on 16 bytes, with more totals than lanes (the rest untouched),
+/// and too few totals as an error.
+#[test]
+fn lane_folds_on_device_buffers() {
+    let Some(g) = gpu() else { return };
+    let s = g.stream();
+    let widen = Map::new("widen_u8", "(int)x", |x: &u8| i32::from(*x));
+    let sum = Sum::<i32>::new();
+    let mut rng = Rng::new(23);
+    let span = 3 * 70_001;
+    let bytes: Vec<u8> = (0..span).map(|_| rng.below(256) as u8).collect();
+    let values: Vec<i32> = bytes.iter().map(|b| i32::from(*b)).collect();
+    let view = Lanes::strided(&[1, 70_001, 2], &[0, 3, 1], 1).unwrap();
+    let layouts = [
+        Lanes::rows(1, span),
+        Lanes::rows(3, 70_001),
+        Lanes::rows(70_001, 3),
+        Lanes::axis(&[70_001, 3], 0).unwrap(),
+        view,
+    ];
+    const UNTOUCHED: i32 = -5;
+    let fold = |lanes: &Lanes, data: &[i32], got: Vec<i32>, what: &str| {
+        let mut want = expected(&sum, lanes, data, &LaneScan::inclusive()).1;
+        want.push(UNTOUCHED);
+        assert_eq!(got, want, "{what} {lanes:?}");
+    };
+    let input = s.clone_htod(&bytes).unwrap();
+    let mapped = g.scanner(&sum).mapped(&widen);
+    for lanes in &layouts {
+        let mut totals = s.clone_htod(&vec![UNTOUCHED; lanes.count() + 1]).unwrap();
+        mapped.reduce_lanes(&input, lanes, &mut totals).unwrap();
+        fold(lanes, &values, s.clone_dtoh(&totals).unwrap(), "mapped");
+    }
+    // The same layouts of i32 from the second element (4 bytes past a 16-byte boundary).
+    let ints = s.clone_htod(&values).unwrap();
+    let scanner = g.scanner(&sum);
+    let from_one = ints.slice(1..);
+    for lanes in &layouts[1..] {
+        let lanes = match lanes.count() {
+            3 => Lanes::rows(3, 70_000),
+            _ => Lanes {
+                len: lanes.len - 1,
+                ..*lanes
+            },
+        };
+        let mut totals = s.clone_htod(&vec![UNTOUCHED; lanes.count() + 1]).unwrap();
+        scanner
+            .reduce_lanes(&from_one, &lanes, &mut totals)
+            .unwrap();
+        fold(
+            &lanes,
+            &values[1..],
+            s.clone_dtoh(&totals).unwrap(),
+            "unaligned",
+        );
+    }
+    // Rows given by offsets, through the map: lengths 0, 1, 33, a tile and more.
+    let ends = [0u64, 0, 1, 34, 5_034, 9_000, 150_000, span as u64];
+    let offsets = s.clone_htod(&ends).unwrap();
+    let mut totals = s.alloc_zeros::<i32>(ends.len() - 1).unwrap();
+    mapped
+        .reduce_segments(&input, &offsets, &mut totals)
+        .unwrap();
+    let want: Vec<i32> = ends
+        .windows(2)
+        .map(|w| values[w[0] as usize..w[1] as usize].iter().sum())
+        .collect();
+    assert_eq!(s.clone_dtoh(&totals).unwrap(), want, "mapped CSR folds");
+    let mut short = s.alloc_zeros::<i32>(2).unwrap();
+    assert!(scanner
+        .reduce_lanes(&ints, &Lanes::rows(3, 10), &mut short)
+        .is_err());
+    assert!(scanner
+        .reduce_segments(&ints, &offsets, &mut short)
+        .is_err());
+    assert!(mapped
+        .reduce_lanes(&input, &Lanes::rows(3, 10), &mut short)
+        .is_err());
 }
 
 /// Fused input maps: u8 flags counted per row, on every backend.
@@ -431,6 +516,18 @@ fn csr_rows_on_every_backend() {
                 &|d| g.scan_segments(&mat, &offsets, d, &how).unwrap(),
                 "gpu",
             );
+            if how.init.is_none() && !how.reverse {
+                // The folds alone, on device buffers.
+                let s = g.stream();
+                let input = s.clone_htod(&xs).unwrap();
+                let at: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+                let at = s.clone_htod(&at).unwrap();
+                let mut totals = s.alloc_zeros::<Mat2>(200).unwrap();
+                g.scanner(&mat)
+                    .reduce_segments(&input, &at, &mut totals)
+                    .unwrap();
+                assert_eq!(s.clone_dtoh(&totals).unwrap(), want_totals, "gpu: folds");
+            }
         }
     }
     let mut d = xs.clone();

@@ -67,7 +67,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
         return rows(
             k,
             inp,
-            out,
+            Some(out),
             n,
             Rows::Each(lanes.len as u64),
             how,
@@ -75,7 +75,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
             totals,
         );
     }
-    if columns(k, inp, out, lanes, how, inits, totals)? {
+    if columns(k, inp, Some(out), lanes, how, inits, totals)? {
         return Ok(());
     }
     // Any other layout: through contiguous rows.
@@ -91,7 +91,7 @@ pub(super) fn scan<M: Monoid, In: Element>(
     rows(
         k,
         g,
-        r,
+        Some(r),
         n as u64,
         Rows::Each(lanes.len as u64),
         how,
@@ -102,22 +102,69 @@ pub(super) fn scan<M: Monoid, In: Element>(
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
 }
 
+/// Folds every lane of `inp` (of `In`: the operator's elements, or its map's input type) into
+/// `totals`, one per lane in lane order, reading each element once and writing only the
+/// totals: one contiguous lane by the 1-D reduction, rows and columns by the kernels [`scan`]
+/// takes for them launched without an output, any other layout gathered into contiguous rows
+/// first.
+pub(super) fn reduce<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    lanes: &Lanes,
+    totals: DevSlice<M::Elem>,
+) -> Result<()> {
+    lanes.check_buffer(inp.len() as usize, "the input")?;
+    let lanes = &lanes.normalized();
+    let count = lanes.count() as u64;
+    let totals = one_per(totals, count, "lane")?;
+    let how = LaneScan::inclusive();
+    if count == 0 {
+        return Ok(());
+    }
+    if lanes.elements() == 0 {
+        return empty_totals(k, &how, None, Some(totals));
+    }
+    let n = lanes.elements() as u64;
+    let by_rows = Rows::Each(lanes.len as u64);
+    if lanes.is_rows() && count == 1 {
+        let inp = inp
+            .prefix(n)
+            .ok_or_else(|| Error::invalid("internal: the input is shorter than its lane"))?;
+        return super::reduce::reduce(k, Algorithm::Auto, inp, totals);
+    }
+    if lanes.is_rows() {
+        return rows(k, inp, None, n, by_rows, &how, None, Some(totals));
+    }
+    if columns(k, inp, None, lanes, &how, None, Some(totals))? {
+        return Ok(());
+    }
+    let stream = &k.gpu.stream;
+    let copies = k.kernels(KernelSet::LanesCopy)?;
+    let gathered = launch::alloc_for_writes::<In>(stream, n as usize)?;
+    let (g, _g) = launch::input(&gathered, stream);
+    // SAFETY: `copies` is the lane-copy module of this operator, with its input map when
+    // `mapped` (whose input type is then `In`; unmapped, `In` is the element type).
+    unsafe { launch::copy_lanes(stream, &copies, k.mapped, false, inp, g, lanes) }?;
+    rows(k, g, None, n, by_rows, &how, None, Some(totals))
+}
+
 /// The first `count` of `totals`, one per `what` (lane or row): an error where there are fewer.
 pub(super) fn one_each<T>(
     totals: Option<DevSlice<T>>,
     count: u64,
     what: &str,
 ) -> Result<Option<DevSlice<T>>> {
-    totals
-        .map(|t| {
-            t.prefix(count).ok_or_else(|| {
-                Error::invalid(format!(
-                    "the totals hold {} elements, one per {what} needs {count}",
-                    t.len()
-                ))
-            })
-        })
-        .transpose()
+    totals.map(|t| one_per(t, count, what)).transpose()
+}
+
+/// The first `count` of `totals`, one per `what`: an error where there are fewer.
+fn one_per<T>(totals: DevSlice<T>, count: u64, what: &str) -> Result<DevSlice<T>> {
+    totals.prefix(count).ok_or_else(|| {
+        Error::invalid(format!(
+            "the totals hold {} elements, one per {what} needs {count}",
+            totals.len()
+        ))
+    })
 }
 
 /// The totals of lanes of no elements: each its initial value (or the identity).
@@ -181,11 +228,12 @@ fn one_row<M: Monoid, In: Element>(
 /// columns that [`policy::column_shape`] takes, forwards or in reverse, is the column scan,
 /// where there is one group or each group's rows fill at least one of the policy's tiles (the
 /// tiles of shorter groups would be mostly empty). Both read each row (or strip of a row)
-/// whole. `false` where neither applies.
+/// whole. Without `out` (a fold of each lane into `totals`) the vectors are reduced and the
+/// column scan writes only the totals. `false` where neither applies.
 fn columns<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
-    out: DevSlice<M::Elem>,
+    out: Option<DevSlice<M::Elem>>,
     lanes: &Lanes,
     how: &LaneScan<M::Elem>,
     inits: Option<DevSlice<M::Elem>>,
@@ -198,8 +246,12 @@ fn columns<M: Monoid, In: Element>(
         return Ok(false);
     };
     let span = lanes.span() as u64;
-    let (Some(inp), Some(out)) = (inp.prefix(span), out.prefix(span)) else {
+    let Some(inp) = inp.prefix(span) else {
         return Ok(false);
+    };
+    let out = match out.map(|o| o.prefix(span)) {
+        Some(None) => return Ok(false),
+        out => out.flatten(),
     };
     let size = std::mem::size_of::<M::Elem>();
     if lanes.outer > 1 {
@@ -228,18 +280,20 @@ fn columns<M: Monoid, In: Element>(
 
 /// The column scan of `lanes` (the columns of row-major arrays, as [`columns`] takes them),
 /// where its shape fits the device, in the tile the tuning, the autotuner or the policy gives
-/// ([`autotune::column_shape`]): `false` where it does not fit.
+/// ([`autotune::column_shape`]; a fold without `out` is not timed, and takes a tuned tile
+/// only from an earlier scan's record): `false` where it does not fit.
 fn column_scan<M: Monoid>(
     k: &OpKernels<M>,
     inp: DevSlice<M::Elem>,
-    out: DevSlice<M::Elem>,
+    out: Option<DevSlice<M::Elem>>,
     lanes: &Lanes,
     how: &LaneScan<M::Elem>,
     inits: Option<DevSlice<M::Elem>>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
     let bytes = inp.len() * std::mem::size_of::<M::Elem>() as u64;
-    let disjoint = inp.addr() + bytes <= out.addr() || out.addr() + bytes <= inp.addr();
+    let disjoint =
+        out.is_some_and(|out| inp.addr() + bytes <= out.addr() || out.addr() + bytes <= inp.addr());
     let run = |shape| columns_in(k, shape, inp, out, lanes, how, inits, totals);
     // Every group's rows, for the autotuner's size threshold.
     let rows = lanes.len as u64 * lanes.outer as u64;
@@ -257,7 +311,7 @@ fn columns_in<M: Monoid>(
     k: &OpKernels<M>,
     shape: ColumnShape,
     inp: DevSlice<M::Elem>,
-    out: DevSlice<M::Elem>,
+    out: Option<DevSlice<M::Elem>>,
     lanes: &Lanes,
     how: &LaneScan<M::Elem>,
     inits: Option<DevSlice<M::Elem>>,
@@ -315,16 +369,17 @@ fn columns_in<M: Monoid>(
 }
 
 /// The columns of a row-major array of `C` columns as one 1-D scan of `C`-vectors (see
-/// [`columns`]): `false` where a buffer does not hold whole vectors, or, in reverse, where
-/// [`scan::reverse`] does not run (no rows).
+/// [`columns`]), or without `out` one 1-D reduction of them into the totals: `false` where a
+/// buffer does not hold whole vectors, or, in reverse, where [`scan::reverse`] does not run
+/// (no rows).
 fn columns_of<M: Monoid, const C: usize>(
     k: &OpKernels<M>,
     inp: DevSlice<M::Elem>,
-    out: DevSlice<M::Elem>,
+    out: Option<DevSlice<M::Elem>>,
     how: &LaneScan<M::Elem>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<bool> {
-    let (Some(inp), Some(out)) = (inp.vectors::<C>(), out.vectors::<C>()) else {
+    let Some(inp) = inp.vectors::<C>() else {
         return Ok(false);
     };
     let totals = match totals {
@@ -341,6 +396,18 @@ fn columns_of<M: Monoid, const C: usize>(
     };
     let m = Lanewise::<M, C>(k.m);
     let vk = OpKernels::new(k.gpu, &m);
+    let Some(out) = out else {
+        let Some(totals) = totals else {
+            return Err(Error::invalid(
+                "internal: a fold of columns needs the totals",
+            ));
+        };
+        super::reduce::reduce(&vk, Algorithm::Auto, inp, totals)?;
+        return Ok(true);
+    };
+    let Some(out) = out.vectors::<C>() else {
+        return Ok(false);
+    };
     if how.reverse {
         return scan::reverse(&vk, inp, out, mode, totals);
     }
@@ -351,11 +418,12 @@ fn columns_of<M: Monoid, const C: usize>(
 /// Contiguous rows, `n` elements in all, of one length or given by offsets (`row`): a row
 /// kernel (for rows of one length the staged one where it applies, else the register one) of
 /// the segmented lifting of `k`'s operator, or of its opposite monoid for reverse scans.
+/// Without `out` the kernel folds each row into `totals` and writes nothing else.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rows<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
-    out: DevSlice<M::Elem>,
+    out: Option<DevSlice<M::Elem>>,
     n: u64,
     row: Rows,
     how: &LaneScan<M::Elem>,
@@ -377,7 +445,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     lifted: &S,
     reverse: bool,
     inp: DevSlice<In>,
-    out: DevSlice<M::Elem>,
+    out: Option<DevSlice<M::Elem>>,
     n: u64,
     row: Rows,
     how: &LaneScan<M::Elem>,
@@ -404,7 +472,7 @@ fn rows_of<M: Monoid, S: Monoid<Elem = Flagged<M::Elem>>, In: Element>(
     };
     // The staged kernel where it applies: sm_80 and newer, values of 1, 2, 4, 8 or 16 bytes
     // (inputs of the same size: it maps in place), 16-byte aligned buffers.
-    let aligned = inp.addr() % 16 == 0 && out.addr() % 16 == 0;
+    let aligned = inp.addr() % 16 == 0 && out.is_none_or(|o| o.addr() % 16 == 0);
     let value_size = std::mem::size_of::<M::Elem>();
     let count = row.count(n);
     let staged = match row {

@@ -374,8 +374,35 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         self.segments_buffers(input, output, offsets, how, Some(totals))
     }
 
-    /// The fold of every lane of `input` into `totals` (in lane order). Runs as an inclusive
-    /// lane scan into a scratch copy, whose totals are the folds.
+    /// The fold of each row of `input` that `offsets` gives (CSR, as [`Scanner::scan_segments`]
+    /// takes them) into `totals`, one per row (a row of no elements: the identity), reading
+    /// each element once and writing only the totals.
+    ///
+    /// ```
+    /// use monoscan::{Gpu, ops::Sum};
+    /// # fn main() -> monoscan::Result<()> {
+    /// # let gpu = match Gpu::new(0) { Ok(g) => g, Err(e) if e.is_unavailable() && std::env::var("MONOSCAN_REQUIRE_GPU").as_deref() != Ok("1") => { println!("skipped: {e}"); return Ok(()) }, Err(e) => return Err(e) };
+    /// let input = gpu.stream().clone_htod(&[1u32, 2, 3, 4, 5])?;
+    /// let offsets = gpu.stream().clone_htod(&[0u64, 2, 2, 5])?;
+    /// let mut totals = gpu.stream().alloc_zeros::<u32>(3)?;
+    /// gpu.scanner(&Sum::new()).reduce_segments(&input, &offsets, &mut totals)?;
+    /// assert_eq!(gpu.stream().clone_dtoh(&totals)?, [3, 0, 12]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reduce_segments<I, R, S>(&self, input: &I, offsets: &R, totals: &mut S) -> Result<()>
+    where
+        I: DevicePtr<M::Elem>,
+        R: DevicePtr<u64>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.reduce_segments_buffers(input, offsets, totals)
+    }
+
+    /// The fold of every lane of `input` into `totals` (in lane order), reading each element
+    /// once and writing only the totals: one contiguous lane by the 1-D reduction, rows and
+    /// columns by the lane scans' kernels with no output, other layouts gathered into
+    /// contiguous rows first.
     pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
     where
         I: DevicePtr<M::Elem>,
@@ -454,7 +481,27 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         })
     }
 
-    /// Folds lanes of `input` through a scratch copy of their scan.
+    /// Folds CSR rows of `input` (of the operator's elements, or of a mapped scanner's `In`).
+    fn reduce_segments_buffers<In, I, R, S>(
+        &self,
+        input: &I,
+        offsets: &R,
+        totals: &mut S,
+    ) -> Result<()>
+    where
+        In: crate::element::Element,
+        I: DevicePtr<In>,
+        R: DevicePtr<u64>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        let stream = self.k.gpu.stream.clone();
+        let (inp, _g1) = launch::input(input, &stream);
+        let (offsets, _g2) = launch::input(offsets, &stream);
+        let (t, _g3) = launch::output(totals, &stream);
+        segments::reduce(&self.k, inp, offsets, t)
+    }
+
+    /// Folds lanes of `input` (of the operator's elements, or of a mapped scanner's `In`).
     fn reduce_lanes_buffers<In, I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
     where
         In: crate::element::Element,
@@ -462,11 +509,9 @@ impl<'a, M: Monoid> Scanner<'a, M> {
         S: DevicePtrMut<M::Elem>,
     {
         let stream = self.k.gpu.stream.clone();
-        let mut scratch = launch::alloc_for_writes::<M::Elem>(&stream, lanes.span())?;
         let (inp, _g1) = launch::input(input, &stream);
-        let (out, _g2) = launch::output(&mut scratch, &stream);
-        let (t, _g3) = launch::output(totals, &stream);
-        lanes::scan(&self.k, inp, out, lanes, &LaneScan::inclusive(), Some(t))
+        let (t, _g2) = launch::output(totals, &stream);
+        lanes::reduce(&self.k, inp, lanes, t)
     }
 
     /// A new device buffer of `n` elements, all `value` (for outputs of host-slice calls),

@@ -3,7 +3,8 @@
 //! lifting whose row starts are read from the offsets (no flag array in memory), by the staged
 //! row kernel's `segment_staged` where it applies and the register row kernel's
 //! `segment_scan` elsewhere (`lanes::rows` picks). Rows of no elements get their initial value,
-//! or the identity, as their total.
+//! or the identity, as their total. Their folds ([`super::Scanner::reduce_segments`]) are the
+//! same launch without an output: it reads each element once and writes only the totals.
 
 use super::kernels::OpKernels;
 use super::lanes;
@@ -26,11 +27,6 @@ pub(super) fn scan<M: Monoid, In: Element>(
     how: &LaneScan<M::Elem>,
     totals: Option<DevSlice<M::Elem>>,
 ) -> Result<()> {
-    let Some(count) = offsets.len().checked_sub(1) else {
-        return Err(Error::invalid(
-            "row offsets need at least one value (0 rows: the offsets [0])",
-        ));
-    };
     let n = inp.len();
     let out = out.prefix(n).ok_or_else(|| {
         Error::invalid(format!(
@@ -38,6 +34,36 @@ pub(super) fn scan<M: Monoid, In: Element>(
             out.len()
         ))
     })?;
+    rows(k, inp, Some(out), offsets, how, totals)
+}
+
+/// Folds each row of `inp` that `offsets` gives into `totals` (one per row; a row of no
+/// elements: the identity), writing nothing else.
+pub(super) fn reduce<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    offsets: DevSlice<u64>,
+    totals: DevSlice<M::Elem>,
+) -> Result<()> {
+    rows(k, inp, None, offsets, &LaneScan::inclusive(), Some(totals))
+}
+
+/// The rows of `inp` that `offsets` gives, scanned into `out` or, without it, folded into
+/// `totals`.
+fn rows<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    out: Option<DevSlice<M::Elem>>,
+    offsets: DevSlice<u64>,
+    how: &LaneScan<M::Elem>,
+    totals: Option<DevSlice<M::Elem>>,
+) -> Result<()> {
+    let Some(count) = offsets.len().checked_sub(1) else {
+        return Err(Error::invalid(
+            "row offsets need at least one value (0 rows: the offsets [0])",
+        ));
+    };
+    let n = inp.len();
     if let Some(Inits::Each(v)) = &how.init {
         if v.len() as u64 != count {
             return Err(Error::invalid(format!(

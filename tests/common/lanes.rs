@@ -24,7 +24,9 @@ pub fn scans<T: Copy>(lanes: usize, init: T, each: impl Fn(usize) -> T) -> Vec<L
 pub type Close<'a, T> = &'a dyn Fn(&T, &T, usize) -> bool;
 
 /// Scans `data` as `how` says on `g` and on the sequential backend; `close(got, want, lane)`
-/// compares each value (of lane `lane_of(index)`) and each lane's total.
+/// compares each value (of lane `lane_of(index)`) and each lane's total. For the inclusive
+/// forward scan, also the GPU's fold of each lane (`reduce_lanes`, which writes no values)
+/// against those totals.
 #[allow(clippy::too_many_arguments)]
 pub fn check<M: Monoid>(
     g: &Gpu,
@@ -54,6 +56,16 @@ pub fn check<M: Monoid>(
             "{what} {lanes:?} {how:?}: total {l} is {:?}, want {:?}",
             totals[l], want_totals[l]
         );
+    }
+    if how.init.is_none() && !how.reverse {
+        let folds = g.reduce_lanes(m, lanes, data).unwrap();
+        assert_eq!(folds.len(), want_totals.len(), "{what} {lanes:?}: folds");
+        if let Some(l) = (0..folds.len()).find(|&l| !close(&folds[l], &want_totals[l], l)) {
+            panic!(
+                "{what} {lanes:?}: reduce_lanes gave {:?} for lane {l}, want {:?}",
+                folds[l], want_totals[l]
+            );
+        }
     }
 }
 

@@ -14,8 +14,9 @@ use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
 pub(crate) struct ColumnScan<T> {
     /// Input (every element of every lane at its offset).
     pub inp: DevSlice<T>,
-    /// Output (the same layout; may be the input).
-    pub out: DevSlice<T>,
+    /// Output (the same layout; may be the input); `None` folds each column into its total
+    /// and writes nothing else (the totals are then required).
+    pub out: Option<DevSlice<T>>,
     /// Rows.
     pub rows: u64,
     /// Elements between the starts of consecutive rows (at least the columns).
@@ -113,7 +114,15 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
     let tiles32 = tiles32(tiles)?;
     let groups32 = u32::try_from(a.groups).map_err(|_| overflow())?;
     holds("the input", &a.inp, span)?;
-    holds("the output", &a.out, span)?;
+    match &a.out {
+        Some(out) => holds("the output", out, span)?,
+        None if a.totals.is_none() => {
+            return Err(Error::invalid(
+                "internal: a column scan without an output needs the totals",
+            ))
+        }
+        None => {}
+    }
     if let Some(i) = &a.inits {
         holds("the initial values", i, lanes)?;
     }
@@ -129,8 +138,9 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
     let resident = k.resident(Entry::ColumnScan, false);
     let grid_order = grid_order(a.order, tiles, resident, "column scan")?;
     let groups_aligned = a.groups == 1 || a.group_stride.saturating_mul(size as u64) % 16 == 0;
-    let aligned = i32::from(a.inp.addr() % 16 == 0 && a.out.addr() % 16 == 0 && groups_aligned);
-    let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
+    let out_aligned = a.out.is_none_or(|o| o.addr() % 16 == 0);
+    let aligned = i32::from(a.inp.addr() % 16 == 0 && out_aligned && groups_aligned);
+    let (i, o, st) = (a.inp.addr(), addr(a.out), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
     let (inits, totals) = (addr(a.inits), addr(a.totals));
@@ -139,7 +149,8 @@ pub(crate) unsafe fn column_scan<T: DeviceRepr>(
     // group_stride, ms_u32 lane_groups, ms_u32 num_tiles, ms_state* state, ms_elem* aggs,
     // ms_elem* incls, ms_u32* counter, ms_u32 epoch, int grid_order, int exclusive, const
     // ms_elem* inits, ms_elem init, int has_init, ms_elem* totals, int aligned)` with ms_elem =
-    // T (the caller's obligation); in and out hold every element of the groups' rows, a pitch
+    // T (the caller's obligation); in and out (out may be null: the kernel then writes
+    // nothing through it) hold every element of the groups' rows, a pitch
     // of at least the columns apart (so a tile writes only its own rows' columns), the state
     // (and aggs and incls for the separate layout) `entries` entries, the slots of every tile,
     // the counter its 16 words, inits and totals (when set) one element per lane: all checked

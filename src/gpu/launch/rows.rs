@@ -35,8 +35,9 @@ impl Rows {
 pub(crate) struct RowScan<In, V, E> {
     /// Input (n elements of the input type).
     pub inp: DevSlice<In>,
-    /// Output (n values; may be the input when `In` is `V`).
-    pub out: DevSlice<V>,
+    /// Output (n values; may be the input when `In` is `V`); `None` folds each row into its
+    /// total and writes nothing else (the totals are then required).
+    pub out: Option<DevSlice<V>>,
     /// Elements.
     pub n: u64,
     /// How they split into rows.
@@ -110,7 +111,7 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     let tiles = a.n.div_ceil(shape.tile());
     let tiles32 = tiles32(tiles)?;
     holds("the input", &a.inp, a.n)?;
-    holds("the output", &a.out, a.n)?;
+    check_output(a)?;
     if let Some(i) = &a.inits {
         holds("the initial values", i, rows)?;
     }
@@ -119,7 +120,7 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     }
     a.lookback
         .check(tiles, shape.layout, std::mem::size_of::<E>())?;
-    let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
+    let (i, o, st) = (a.inp.addr(), addr(a.out), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
     let (inits, totals) = (addr(a.inits), addr(a.totals));
@@ -139,7 +140,8 @@ pub(crate) unsafe fn row_scan<In: DeviceRepr, V: DeviceRepr, E>(
     // ms_state* state, ms_elem* aggs, ms_elem* incls, ms_u32* counter, ms_u32 epoch, int
     // exclusive, const ms_val* inits, ms_val init, int has_init, ms_val* totals)`, or for
     // `segment_scan` the same with `const ms_u64* offsets, ms_u64 rows` for `row`, with in_t =
-    // In, ms_val = V and ms_elem = E (the caller's obligation); in and out hold n elements, the
+    // In, ms_val = V and ms_elem = E (the caller's obligation); in holds n elements, out n
+    // elements or is null (the kernel then writes nothing through it), the
     // state one slot per tile (and aggs/incls for the separate layout), the counter 16 words,
     // inits and totals (when set) one value per row, the offsets one more than the rows: all
     // checked above. The grid is exactly `tiles` blocks, so every tile number the counter
@@ -224,7 +226,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     let tiles = a.n.div_ceil(shape.tile());
     let tiles32 = tiles32(tiles)?;
     holds("the input", &a.inp, a.n)?;
-    holds("the output", &a.out, a.n)?;
+    check_output(a)?;
     if let Some(i) = &a.inits {
         holds("the initial values", i, rows)?;
     }
@@ -233,7 +235,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     }
     a.lookback
         .check(tiles, shape.layout, std::mem::size_of::<E>())?;
-    if a.inp.addr() % 16 != 0 || a.out.addr() % 16 != 0 {
+    if a.inp.addr() % 16 != 0 || a.out.is_some_and(|o| o.addr() % 16 != 0) {
         return Err(Error::invalid(
             "internal: the staged row scan needs 16-byte aligned buffers",
         ));
@@ -245,7 +247,7 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     }
     let resident = k.resident(entry, mapped);
     let grid_order = grid_order(a.order, tiles, resident, "row scan")?;
-    let (i, o, st) = (a.inp.addr(), a.out.addr(), a.lookback.state.addr());
+    let (i, o, st) = (a.inp.addr(), addr(a.out), a.lookback.state.addr());
     let (aggs, incls) = a.lookback.values();
     let (counter, epoch) = (a.lookback.counter.addr(), a.lookback.epoch);
     let (inits, totals) = (addr(a.inits), addr(a.totals));
@@ -256,7 +258,8 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     // totals)` (`segment_staged` the same with `const ms_u64* offsets, ms_u64 rows` for
     // `row`, the offsets holding rows + 1 values, checked above) with in_t =
     // In, ms_val = V (both of the module's value size, checked above) and ms_elem = E (the
-    // caller's obligation); in and out hold n elements, the state one slot per tile (and aggs
+    // caller's obligation); in holds n elements, out n elements or is null (the kernel then
+    // writes nothing through it), the state one slot per tile (and aggs
     // and incls for the separate layout), the counter 16 words (the zeroed tile counter, and
     // the pacing clock at word 8, which the TMA form reads and writes), inits and totals (when
     // set) one value per row: all checked above. The grid is exactly `tiles` blocks, so every
@@ -267,13 +270,13 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
     // so every block is resident at once and no tile waits on one that is not (the driver
     // refuses a cooperative grid that cannot be); an ordinary launch in grid order relies on
     // blocks starting in index order (`TileOrder::BlockIndex`). `smem` bytes were allowed
-    // by the function attribute set when the module was loaded, and in and out are 16-byte
-    // aligned (checked above), as the cp.async copies and vector stores require. The TMA form
-    // takes two more arguments, the tensor map of `in` (whole 128-byte rows of its n elements;
-    // the kernel reads it only for full tiles, so a launch without one may pass an unused map)
-    // and the prefetch plan (the kernel prefetches only full tiles below n; a plan only changes
-    // which, never what is read into the tile, and its pacing only when a copy is issued),
-    // passed exactly for that form (checked above).
+    // by the function attribute set when the module was loaded, and in and out (when set)
+    // are 16-byte aligned (checked above), as the cp.async copies and vector stores require.
+    // The TMA form takes two more arguments, the tensor map of `in` (whole 128-byte rows of
+    // its n elements; the kernel reads it only for full tiles, so a launch without one may
+    // pass an unused map) and the prefetch plan (the kernel prefetches only full tiles below
+    // n; a plan only changes which, never what is read into the tile, and its pacing only when
+    // a copy is issued), passed exactly for that form (checked above).
     unsafe {
         let mut b = s.launch_builder(f);
         b.arg(&i).arg(&o).arg(&a.n);
@@ -306,6 +309,18 @@ pub(crate) unsafe fn row_staged<In: DeviceRepr, V: DeviceRepr, E>(
         }
     }?;
     Ok(())
+}
+
+/// The output of a row launch holds its `n` values, or there is none and the totals take the
+/// rows' folds (a launch that wrote nothing would be a caller's mistake).
+fn check_output<In, V, E>(a: &RowScan<In, V, E>) -> Result<()> {
+    match &a.out {
+        Some(out) => holds("the output", out, a.n),
+        None if a.totals.is_none() => Err(Error::invalid(
+            "internal: a row launch without an output needs the totals",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A layout of lanes as the copy kernels take it (`ms_lanes` in `templates/lanes_copy.cu`).

@@ -122,6 +122,17 @@ impl<M: Monoid, In: crate::element::Element> MappedScanner<'_, M, In> {
             .segments_buffers(input, output, offsets, how, totals)
     }
 
+    /// The fold of `map` over each row of `input` that `offsets` gives, into `totals`
+    /// ([`Scanner::reduce_segments`]).
+    pub fn reduce_segments<I, R, S>(&self, input: &I, offsets: &R, totals: &mut S) -> Result<()>
+    where
+        I: DevicePtr<In>,
+        R: DevicePtr<u64>,
+        S: DevicePtrMut<M::Elem>,
+    {
+        self.inner.reduce_segments_buffers(input, offsets, totals)
+    }
+
     /// The fold of `map` over every lane of `input`, into `totals`.
     pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
     where
