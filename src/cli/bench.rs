@@ -30,7 +30,8 @@ pub struct BenchArgs {
     pub reps: usize,
     /// Only these cases (comma-separated: sum-i32, sum-f32, max-i32, affine-f64, segsum-f32,
     /// reduce-i32, reduce-maps: reductions through widening maps (u8 flags counted in u32, f16
-    /// summed in f32), compact-i32, alloc-u32, lanes: batched and reverse scans; classes: every
+    /// summed in f32), compact-i32, alloc-u32, lanes: batched and reverse scans; reduce-lanes:
+    /// folds of every lane of the same shapes; classes: every
     /// representative operator class of monoscan::bench::classes, or one by name, e.g.
     /// mat2-u64, with its combine rate and roofline floors; sizes: a cheap combine at element
     /// sizes from 1 to 64 bytes, or one by name, e.g. bytes-12; these run only when named).
@@ -67,6 +68,27 @@ pub(super) struct Row {
 }
 
 impl Row {
+    /// A reduction of `n` elements (`bytes` of input) in `ms`, beside a read pass of the same
+    /// bytes in `read_ms`.
+    pub(super) fn beside_read_pass(
+        case: &'static str,
+        algorithm: String,
+        n: usize,
+        bytes: usize,
+        ms: f64,
+        read_ms: f64,
+    ) -> Row {
+        Row {
+            case,
+            algorithm,
+            n: n as u64,
+            bytes: bytes as u64,
+            ms,
+            baseline_ms: read_ms,
+            baseline: "read pass",
+        }
+    }
+
     fn gbps(&self) -> f64 {
         self.bytes as f64 / self.ms / 1e6
     }
@@ -291,15 +313,9 @@ impl Ctx<'_> {
                 let scanner = self.gpu.scanner(&m).algorithm(algo);
                 scanner.prepare()?;
                 let t = self.timer.time(|| scanner.reduce(&iv, &mut total))?;
-                self.rows.push(Row {
-                    case,
-                    algorithm: name.to_string(),
-                    n: n as u64,
-                    bytes: (n * 4) as u64,
-                    ms: t.median_ms(),
-                    baseline_ms: read,
-                    baseline: "read pass",
-                });
+                let ms = t.median_ms();
+                let row = Row::beside_read_pass(case, name.to_string(), n, n * 4, ms, read);
+                self.rows.push(row);
                 self.progress.step(&format!("{case} {name} 2^{l}"));
             }
         }
@@ -358,6 +374,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         "compact-i32",
         "alloc-u32",
         "lanes",
+        "reduce-lanes",
         "classes",
         "sizes",
     ];
@@ -434,6 +451,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     }
     if wanted(args, "compact-i32") || wanted(args, "alloc-u32") {
         ctx.workload_cases()?;
+    }
+    if wanted(args, "reduce-lanes") {
+        ctx.progress.add(super::bench_folds::CASES);
+        ctx.lane_folds_cases()?;
     }
     if wanted(args, "lanes") {
         ctx.progress.add(super::bench_lanes::CASES);

@@ -18,7 +18,7 @@ use monoscan::{Gpu, Map, Monoid};
 pub(super) const CASES: usize = 30;
 
 /// (rows, columns, axis): sum f32 along `axis` of a row-major (rows x columns) array.
-const SUM_SHAPES: [(usize, usize, usize); 10] = [
+pub(super) const SUM_SHAPES: [(usize, usize, usize); 10] = [
     (8_388_608, 2, 0),
     (524_288, 32, 0),
     (2_097_152, 8, 0),
@@ -51,6 +51,23 @@ const VIEWS: [(&str, [usize; 3], [usize; 3], usize); 2] = [
     ),
 ];
 
+/// Rows of varying lengths, each with its label: many short ones (0 to 127 values, 63.5 on
+/// average), and a few long ones (120,000 to 183,999), each length drawn by a fixed hash of its
+/// row.
+pub(super) fn csr_rows() -> [(&'static str, Vec<u64>); 2] {
+    let hash = |r: u64| r.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+    [
+        (
+            "1048576 rows of 0..127",
+            (0..1_048_576).map(|r| hash(r) % 128).collect(),
+        ),
+        (
+            "64 rows of 120000..183999",
+            (0..64).map(|r| 120_000 + hash(r) % 64_000).collect(),
+        ),
+    ]
+}
+
 impl Ctx<'_> {
     pub(super) fn lanes_cases(&mut self) -> Result<(), CliError> {
         let sum = Sum::<f32>::new();
@@ -72,13 +89,9 @@ impl Ctx<'_> {
             let lanes = Lanes::strided(&shape, &strides, axis)?;
             self.lanes_case(&sum, &lanes, &format!("sum f32 {label}"), &inclusive, gen)?;
         }
-        // Rows of varying lengths: many short ones (0 to 127 values, 63.5 on average), and a
-        // few long ones (120,000 to 183,999), each length drawn by a fixed hash of its row.
-        let hash = |r: u64| r.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
-        let short: Vec<u64> = (0..1_048_576).map(|r| hash(r) % 128).collect();
-        self.csr_case(&short, "sum f32 CSR 1048576 rows of 0..127", gen)?;
-        let long: Vec<u64> = (0..64).map(|r| 120_000 + hash(r) % 64_000).collect();
-        self.csr_case(&long, "sum f32 CSR 64 rows of 120000..183999", gen)?;
+        for (rows, lens) in csr_rows() {
+            self.csr_case(&lens, &format!("sum f32 CSR {rows}"), gen)?;
+        }
         let affine = Affine::<f32>::new();
         let lanes = Lanes::rows(12_288, 4_096);
         self.lanes_case(

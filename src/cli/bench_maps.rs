@@ -85,15 +85,9 @@ impl Ctx<'_> {
                     want(n as u64)
                 )));
             }
-            self.rows.push(Row {
-                case,
-                algorithm: label.to_string(),
-                n: n as u64,
-                bytes: bytes as u64,
-                ms: t.median_ms(),
-                baseline_ms: read,
-                baseline: "read pass",
-            });
+            let ms = t.median_ms();
+            let row = Row::beside_read_pass(case, label.to_string(), n, bytes, ms, read);
+            self.rows.push(row);
             self.progress.step(&format!("{case} {label} 2^{l}"));
         }
         Ok(())

@@ -6,6 +6,7 @@
 
 pub mod bench;
 mod bench_classes;
+mod bench_folds;
 mod bench_lanes;
 mod bench_latency;
 mod bench_maps;
