@@ -164,7 +164,7 @@ pub trait Backend {
         lanes.check_buffer(input.len(), "the input")?;
         lanes.check_buffer(output.len(), "the output")?;
         how.check(lanes)?;
-        crate::cpu::maps::map_lanes(lanes, input, output, |x| map.apply(x));
+        crate::cpu::maps::map_lanes(lanes, input, output, map);
         self.scan_lanes(m, lanes, output, how)
     }
 

@@ -6,6 +6,9 @@ use crate::monoid::CudaMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+/// A map's host side over a run of inputs, into as many outputs.
+type MapRun<In, Out> = dyn Fn(&[In], &mut [Out]) + Send + Sync;
+
 /// A map from `In` to `Out`, given once for the host (a closure) and once for the device (a
 /// CUDA snippet over `const In& x`), like a [`crate::Monoid`]'s two sides.
 ///
@@ -23,6 +26,9 @@ pub struct Map<In, Out> {
     body: String,
     prelude: String,
     host: Arc<dyn Fn(&In) -> Out + Send + Sync>,
+    /// The host side over a run: one call maps a whole slice in a loop compiled for the
+    /// closure, where `host` costs a call through a pointer per element.
+    host_run: Arc<MapRun<In, Out>>,
     _types: PhantomData<fn(In) -> Out>,
 }
 
@@ -33,6 +39,7 @@ impl<In, Out> Clone for Map<In, Out> {
             body: self.body.clone(),
             prelude: self.prelude.clone(),
             host: self.host.clone(),
+            host_run: self.host_run.clone(),
             _types: PhantomData,
         }
     }
@@ -46,11 +53,18 @@ impl<In: Element, Out: Element> Map<In, Out> {
         cuda_expr: &str,
         host: impl Fn(&In) -> Out + Send + Sync + 'static,
     ) -> Self {
+        let host = Arc::new(host);
+        let each = host.clone();
         Map {
             name: name.into(),
             body: format!("return ({cuda_expr});"),
             prelude: String::new(),
-            host: Arc::new(host),
+            host,
+            host_run: Arc::new(move |xs: &[In], out: &mut [Out]| {
+                for (o, x) in out.iter_mut().zip(xs) {
+                    *o = each(x);
+                }
+            }),
             _types: PhantomData,
         }
     }
@@ -70,6 +84,12 @@ impl<In: Element, Out: Element> Map<In, Out> {
     /// The host side.
     pub fn apply(&self, x: &In) -> Out {
         (self.host)(x)
+    }
+
+    /// The host side over a run: `out[i] = apply(&xs[i])` for every `i` both hold, in one
+    /// call (the CPU backends map contiguous runs so).
+    pub(crate) fn apply_run(&self, xs: &[In], out: &mut [Out]) {
+        (self.host_run)(xs, out)
     }
 
     /// The device side, for code generation.
@@ -98,6 +118,7 @@ impl<In: Element> Map<In, u32> {
     /// the device alike). Compaction scans these counts, so any nonzero "keep" value works.
     pub fn as_selection(&self) -> Map<In, u32> {
         let host = self.host.clone();
+        let run = self.host_run.clone();
         Map {
             name: format!("{}_selected", self.name),
             body: format!(
@@ -106,6 +127,12 @@ impl<In: Element> Map<In, u32> {
             ),
             prelude: self.prelude.clone(),
             host: Arc::new(move |x: &In| u32::from(host(x) != 0)),
+            host_run: Arc::new(move |xs: &[In], out: &mut [u32]| {
+                run(xs, out);
+                for o in out.iter_mut().take(xs.len()) {
+                    *o = u32::from(*o != 0);
+                }
+            }),
             _types: PhantomData,
         }
     }

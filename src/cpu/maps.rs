@@ -1,7 +1,9 @@
 //! Input maps on the CPU: `output[at] = f(input[at])` at every offset of a layout's lanes, in
 //! memory order, on one thread or on all, without touching the elements between lanes.
 
+use crate::element::Element;
 use crate::lanes::Lanes;
+use crate::map::Map;
 use rayon::prelude::*;
 
 /// Elements a parallel task maps at least.
@@ -23,23 +25,21 @@ fn dims(lanes: &Lanes) -> [(usize, usize); 3] {
 }
 
 /// Maps the elements `b * s1 + c * s2` of `input` into `output`: one step of the largest
-/// dimension.
-fn map_block<In, Out>(
+/// dimension; runs of contiguous elements in one call of the map's run form.
+fn map_block<In: Element, Out: Element>(
     input: &[In],
     output: &mut [Out],
     [(n1, s1), (n2, s2)]: [(usize, usize); 2],
-    f: &impl Fn(&In) -> Out,
+    f: &Map<In, Out>,
 ) {
     for b in 0..n1 {
         let at = b * s1;
         if s2 <= 1 {
             let run = at..at + n2;
-            for (o, i) in output[run.clone()].iter_mut().zip(&input[run]) {
-                *o = f(i);
-            }
+            f.apply_run(&input[run.clone()], &mut output[run]);
         } else {
             for c in 0..n2 {
-                output[at + c * s2] = f(&input[at + c * s2]);
+                output[at + c * s2] = f.apply(&input[at + c * s2]);
             }
         }
     }
@@ -47,28 +47,28 @@ fn map_block<In, Out>(
 
 /// `output[at] = f(input[at])` at every offset `at` of `lanes`, on this thread. The caller
 /// has checked that both buffers hold the lanes ([`Lanes::check_buffer`]).
-pub(crate) fn map_lanes<In, Out>(
+pub(crate) fn map_lanes<In: Element, Out: Element>(
     lanes: &Lanes,
     input: &[In],
     output: &mut [Out],
-    f: impl Fn(&In) -> Out,
+    f: &Map<In, Out>,
 ) {
     if lanes.elements() == 0 {
         return;
     }
     let [(n0, s0), rest @ ..] = dims(lanes);
     for a in 0..n0 {
-        map_block(&input[a * s0..], &mut output[a * s0..], rest, &f);
+        map_block(&input[a * s0..], &mut output[a * s0..], rest, f);
     }
 }
 
 /// [`map_lanes`] on all threads: lanes that fill their span mapped as one run, others a step
 /// of their largest dimension per task.
-pub(crate) fn map_lanes_par<In: Sync, Out: Send>(
+pub(crate) fn map_lanes_par<In: Element, Out: Element>(
     lanes: &Lanes,
     input: &[In],
     output: &mut [Out],
-    f: impl Fn(&In) -> Out + Sync,
+    f: &Map<In, Out>,
 ) {
     let span = lanes.span();
     if span == 0 {
@@ -79,10 +79,9 @@ pub(crate) fn map_lanes_par<In: Sync, Out: Send>(
     if lanes.elements() == span || n0 == 1 {
         // No gaps (or a single element): every element of the span is a lane's.
         output
-            .par_iter_mut()
-            .zip(input.par_iter())
-            .with_min_len(MIN_TASK)
-            .for_each(|(o, i)| *o = f(i));
+            .par_chunks_mut(MIN_TASK)
+            .zip(input.par_chunks(MIN_TASK))
+            .for_each(|(o, i)| f.apply_run(i, o));
         return;
     }
     // Step `a` of the largest dimension lies in `[a * s0, (a + 1) * s0)`: the chunks of `s0`
@@ -92,7 +91,7 @@ pub(crate) fn map_lanes_par<In: Sync, Out: Send>(
         .par_chunks_mut(s0)
         .zip(input.par_chunks(s0))
         .with_min_len(MIN_TASK.div_ceil(per_step))
-        .for_each(|(o, i)| map_block(i, o, rest, &f));
+        .for_each(|(o, i)| map_block(i, o, rest, f));
 }
 
 #[cfg(test)]
@@ -124,12 +123,12 @@ mod tests {
                 }
             }
             let input: Vec<u32> = (0..span as u32 + 3).collect();
-            let f = |x: &u32| 2 * i64::from(*x);
+            let f = Map::new("twice", "2 * (long long)x", |x: &u32| 2 * i64::from(*x));
             let mut got = vec![-1i64; span + 3];
-            map_lanes(&lanes, &input, &mut got, f);
+            map_lanes(&lanes, &input, &mut got, &f);
             assert_eq!(got, want, "{lanes:?}");
             let mut got = vec![-1i64; span + 3];
-            map_lanes_par(&lanes, &input, &mut got, f);
+            map_lanes_par(&lanes, &input, &mut got, &f);
             assert_eq!(got, want, "{lanes:?}, in parallel");
         }
     }

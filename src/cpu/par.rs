@@ -1,7 +1,7 @@
 //! The parallel CPU backend: a blocked three-phase scan on rayon.
 
 use super::columns::{self, Split};
-use super::fold::{fold_chained_by, fold_strided};
+use super::fold::{fold_chained, fold_mapped, fold_strided};
 use super::maps;
 use super::seq::{self, Start};
 use crate::alloc;
@@ -60,33 +60,32 @@ impl Parallel {
         count < self.split().pieces && len > self.chunk_len(len)
     }
 
-    /// The fold of each chunk of `chunk` elements of `load(xs)`.
+    /// `fold(c)` for each chunk `c` of `chunk` elements of `xs`, in order.
     fn chunk_totals<M: Monoid, T: Sync>(
         &self,
-        m: &M,
         xs: &[T],
         chunk: usize,
-        load: impl Fn(&T) -> M::Elem + Sync,
+        fold: impl Fn(&[T]) -> M::Elem + Sync,
     ) -> Result<Vec<M::Elem>> {
         let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
         xs.par_chunks(chunk)
-            .map(|c| fold_chained_by(m, c, &load))
+            .map(&fold)
             .collect_into_vec(&mut totals);
         Ok(totals)
     }
 
-    /// The fold of `load(xs)` on all threads.
+    /// The fold of `xs` on all threads, each chunk folded by `fold`.
     fn reduce_by<M: Monoid, T: Sync>(
         &self,
         m: &M,
         xs: &[T],
-        load: impl Fn(&T) -> M::Elem + Sync,
+        fold: impl Fn(&[T]) -> M::Elem + Sync,
     ) -> Result<M::Elem> {
         let chunk = self.chunk_len(xs.len());
         if xs.len() <= chunk {
-            return Ok(fold_chained_by(m, xs, load));
+            return Ok(fold(xs));
         }
-        Ok(seq::reduce(m, &self.chunk_totals(m, xs, chunk, load)?))
+        Ok(seq::reduce(m, &self.chunk_totals::<M, T>(xs, chunk, fold)?))
     }
 
     /// The fold of the elements `stride` apart from the first of `xs`, on all threads.
@@ -109,7 +108,7 @@ impl Backend for Parallel {
     }
 
     fn reduce<M: Monoid>(&self, m: &M, xs: &[M::Elem]) -> Result<M::Elem> {
-        self.reduce_by(m, xs, |x| *x)
+        self.reduce_by(m, xs, |c| fold_chained(m, c))
     }
 
     fn inclusive_scan_in_place<M: Monoid>(&self, m: &M, xs: &mut [M::Elem]) -> Result<()> {
@@ -156,7 +155,7 @@ impl Backend for Parallel {
         map: &Map<In, M::Elem>,
         xs: &[In],
     ) -> Result<M::Elem> {
-        self.reduce_by(m, xs, |x| map.apply(x))
+        self.reduce_by(m, xs, |c| fold_mapped(m, c, map))
     }
 
     /// The inclusive scan of `map(xs)`: mapped into the result on all threads, then scanned.
@@ -199,7 +198,7 @@ impl Backend for Parallel {
         lanes.check_buffer(input.len(), "the input")?;
         lanes.check_buffer(output.len(), "the output")?;
         how.check(lanes)?;
-        maps::map_lanes_par(lanes, input, output, |x| map.apply(x));
+        maps::map_lanes_par(lanes, input, output, map);
         self.scan_lanes(m, lanes, output, how)
     }
 
@@ -416,7 +415,7 @@ impl Parallel {
         }
         let chunk = chunk * stride;
         let totals = if stride == 1 {
-            self.chunk_totals(m, xs, chunk, |x| *x)?
+            self.chunk_totals::<M, _>(xs, chunk, |c| fold_chained(m, c))?
         } else {
             let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
             xs.par_chunks(chunk)
