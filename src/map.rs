@@ -137,3 +137,29 @@ impl<In: Element> Map<In, u32> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The run form maps as the closure does, over every element both slices hold, and a
+    /// selection's run form gives its 0/1 counts.
+    #[test]
+    fn runs_map_as_each_element_does() {
+        let m = Map::new("minus_two", "x - 2", |x: &u32| x.wrapping_sub(2));
+        let xs: Vec<u32> = (0..300).collect();
+        let mut out = vec![7u32; 301];
+        m.apply_run(&xs, &mut out);
+        assert!(xs.iter().zip(&out).all(|(x, o)| *o == m.apply(x)));
+        assert_eq!(out[300], 7, "past the inputs");
+        let keep = m.as_selection();
+        let mut short = vec![7u32; 5];
+        keep.apply_run(&xs, &mut short);
+        assert_eq!(short, [1, 1, 0, 1, 1]);
+        assert!(xs
+            .iter()
+            .take(5)
+            .zip(&short)
+            .all(|(x, o)| *o == keep.apply(x)));
+    }
+}
