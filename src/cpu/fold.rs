@@ -1,6 +1,7 @@
 //! Folds in sequence order that keep several combines in flight: four contiguous parts of
 //! the input stepped together, over plain, mapped or strided elements.
 
+use crate::element::Element;
 use crate::map::Map;
 use crate::monoid::Monoid;
 
@@ -34,7 +35,7 @@ pub(crate) fn fold_chained<M: Monoid>(m: &M, xs: &[M::Elem]) -> M::Elem {
 /// into a buffer by the map's run form (no call through a pointer per element), each block
 /// folded in chains and the blocks' folds combined in order. The input is read once and never
 /// stored mapped beyond a block.
-pub(crate) fn fold_mapped<M: Monoid, In: crate::element::Element>(
+pub(crate) fn fold_mapped<M: Monoid, In: Element>(
     m: &M,
     xs: &[In],
     map: &Map<In, M::Elem>,

@@ -94,10 +94,7 @@ impl Parallel {
             return self.reduce(m, xs);
         }
         let chunk = self.chunk_len(xs.len().div_ceil(stride)) * stride;
-        let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
-        xs.par_chunks(chunk)
-            .map(|c| fold_strided(m, c, stride))
-            .collect_into_vec(&mut totals);
+        let totals = self.chunk_totals::<M, _>(xs, chunk, |c| fold_strided(m, c, stride))?;
         Ok(seq::reduce(m, &totals))
     }
 }
@@ -414,15 +411,8 @@ impl Parallel {
             return Ok(seq::scan_strided(m, xs, stride, reverse, start));
         }
         let chunk = chunk * stride;
-        let totals = if stride == 1 {
-            self.chunk_totals::<M, _>(xs, chunk, |c| fold_chained(m, c))?
-        } else {
-            let mut totals = alloc::with_capacity(xs.len().div_ceil(chunk))?;
-            xs.par_chunks(chunk)
-                .map(|c| fold_strided(m, c, stride))
-                .collect_into_vec(&mut totals);
-            totals
-        };
+        // (A stride of 1 folds each chunk in chains, `fold_strided`'s contiguous case.)
+        let totals = self.chunk_totals::<M, _>(xs, chunk, |c| fold_strided(m, c, stride))?;
         let chunks = totals.len();
         let mut starts = alloc::filled(chunks, start)?;
         let mut acc = start.value();
