@@ -19,6 +19,9 @@ pub enum Entry {
     AddCarry,
     /// The tiled reduce.
     ReduceTiles,
+    /// The tiled reduce's folds of contiguous rows of one length, each warp folding whole
+    /// pieces of rows.
+    ReduceRows,
     /// The staged reduce.
     ReduceStaged,
     /// The staged reduce's share form: each thread folds one contiguous share (the TMA forms;
@@ -70,6 +73,7 @@ impl Entry {
             Entry::BkScan => "bk_scan",
             Entry::AddCarry => "add_carry",
             Entry::ReduceTiles => "reduce_tiles",
+            Entry::ReduceRows => "reduce_rows",
             Entry::ReduceStaged => "reduce_staged",
             Entry::ReduceShares => "reduce_shares",
             Entry::ShareTotals => "share_totals",
@@ -97,6 +101,7 @@ impl Entry {
         matches!(
             self,
             Entry::ReduceTiles
+                | Entry::ReduceRows
                 | Entry::ReduceStaged
                 | Entry::ReduceShares
                 | Entry::ShareTotals

@@ -274,7 +274,7 @@ impl KernelSet {
             KernelSet::TreeReduce { .. } => &[Entry::Fill, Entry::ReduceTree],
             KernelSet::KoggeStone { .. } => &[Entry::Fill, Entry::KsScan, Entry::AddCarry],
             KernelSet::BrentKung { .. } => &[Entry::Fill, Entry::BkScan, Entry::AddCarry],
-            KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles],
+            KernelSet::TiledReduce(_) => &[Entry::Fill, Entry::ReduceTiles, Entry::ReduceRows],
             KernelSet::StagedReduce(s) if s.tma => {
                 &[Entry::Fill, Entry::ReduceStaged, Entry::ReduceShares]
             }

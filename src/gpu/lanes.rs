@@ -15,6 +15,7 @@
 use super::autotune;
 use super::kernels::OpKernels;
 use super::launch::{self, ColumnScan, DevSlice, RowScan, Rows, TensorMap};
+use super::row_fold;
 use super::scan::{self, Mode};
 use crate::codegen::{Entry, KernelSet};
 use crate::element::Element;
@@ -80,14 +81,10 @@ pub(super) fn scan<M: Monoid, In: Element>(
     }
     // Any other layout: through contiguous rows.
     let n = lanes.elements();
-    let copies = k.kernels(KernelSet::LanesCopy)?;
-    let gathered = launch::alloc_for_writes::<In>(stream, n)?;
+    let gathered = gather(k, inp, lanes)?;
     let scanned = launch::alloc_for_writes::<M::Elem>(stream, n)?;
     let (g, _g1) = launch::input(&gathered, stream);
     let (r, _g2) = launch::input(&scanned, stream);
-    // SAFETY: `copies` is the lane-copy module of this operator, with its input map when
-    // `mapped` (whose input type is then `In`; unmapped, `In` is the element type).
-    unsafe { launch::copy_lanes(stream, &copies, k.mapped, false, inp, g, lanes) }?;
     rows(
         k,
         g,
@@ -98,15 +95,34 @@ pub(super) fn scan<M: Monoid, In: Element>(
         inits,
         totals,
     )?;
-    // SAFETY: as above; scatters copy the operator's elements.
+    let copies = k.kernels(KernelSet::LanesCopy)?;
+    // SAFETY: `copies` is the lane-copy module of this operator; scatters copy its elements.
     unsafe { launch::copy_lanes(stream, &copies, false, true, out, r, lanes) }
+}
+
+/// The lanes of `inp` (of `In`, copied as they are: any input map applies later) gathered into
+/// a new buffer of contiguous rows, lane after lane.
+fn gather<M: Monoid, In: Element>(
+    k: &OpKernels<M>,
+    inp: DevSlice<In>,
+    lanes: &Lanes,
+) -> Result<CudaSlice<In>> {
+    let stream = &k.gpu.stream;
+    let copies = k.kernels(KernelSet::LanesCopy)?;
+    let gathered = launch::alloc_for_writes::<In>(stream, lanes.elements())?;
+    let (g, queued) = launch::input(&gathered, stream);
+    // SAFETY: `copies` is the lane-copy module of this operator, with its input map when
+    // `mapped` (whose input type is then `In`; unmapped, `In` is the element type).
+    unsafe { launch::copy_lanes(stream, &copies, k.mapped, false, inp, g, lanes) }?;
+    drop(queued);
+    Ok(gathered)
 }
 
 /// Folds every lane of `inp` (of `In`: the operator's elements, or its map's input type) into
 /// `totals`, one per lane in lane order, reading each element once and writing only the
-/// totals: one contiguous lane by the 1-D reduction, rows and columns by the kernels [`scan`]
-/// takes for them launched without an output, any other layout gathered into contiguous rows
-/// first.
+/// totals: one contiguous lane by the 1-D reduction, rows of at least half a warp tile by warps
+/// ([`row_fold`]), shorter rows and columns by the kernels [`scan`] takes for them launched
+/// without an output, any other layout gathered into contiguous rows first.
 pub(super) fn reduce<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -132,19 +148,21 @@ pub(super) fn reduce<M: Monoid, In: Element>(
             .ok_or_else(|| Error::invalid("internal: the input is shorter than its lane"))?;
         return super::reduce::reduce(k, Algorithm::Auto, inp, totals);
     }
+    let len = lanes.len as u64;
     if lanes.is_rows() {
+        if row_fold::fold_rows(k, inp, count, len, totals)? {
+            return Ok(());
+        }
         return rows(k, inp, None, n, by_rows, &how, None, Some(totals));
     }
     if columns(k, inp, None, lanes, &how, None, Some(totals))? {
         return Ok(());
     }
-    let stream = &k.gpu.stream;
-    let copies = k.kernels(KernelSet::LanesCopy)?;
-    let gathered = launch::alloc_for_writes::<In>(stream, n as usize)?;
-    let (g, _g) = launch::input(&gathered, stream);
-    // SAFETY: `copies` is the lane-copy module of this operator, with its input map when
-    // `mapped` (whose input type is then `In`; unmapped, `In` is the element type).
-    unsafe { launch::copy_lanes(stream, &copies, k.mapped, false, inp, g, lanes) }?;
+    let gathered = gather(k, inp, lanes)?;
+    let (g, _g) = launch::input(&gathered, &k.gpu.stream);
+    if row_fold::fold_rows(k, g, count, len, totals)? {
+        return Ok(());
+    }
     rows(k, g, None, n, by_rows, &how, None, Some(totals))
 }
 

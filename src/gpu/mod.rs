@@ -19,6 +19,7 @@ mod module;
 mod prepare;
 pub(crate) mod rate;
 mod reduce;
+mod row_fold;
 mod scan;
 mod scanner;
 mod scratch;

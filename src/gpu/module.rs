@@ -78,16 +78,19 @@ impl Loaded {
                     map_in_size
                 };
                 let dynamic = spec.set.dynamic_smem(entry, op.elem_size, in_size);
-                if dynamic > 0 {
-                    if matches!(
-                        spec.set,
-                        KernelSet::StagedScan(_)
-                            | KernelSet::StagedScanReverse(_)
-                            | KernelSet::StagedReduce(_)
-                            | KernelSet::ShareScan { .. }
-                            | KernelSet::RowStaged { .. }
-                            | KernelSet::ColumnScan { .. }
-                    ) {
+                // The row folds' grid is the blocks the device holds at once.
+                if dynamic > 0 || entry == Entry::ReduceRows {
+                    if dynamic > 0
+                        && matches!(
+                            spec.set,
+                            KernelSet::StagedScan(_)
+                                | KernelSet::StagedScanReverse(_)
+                                | KernelSet::StagedReduce(_)
+                                | KernelSet::ShareScan { .. }
+                                | KernelSet::RowStaged { .. }
+                                | KernelSet::ColumnScan { .. }
+                        )
+                    {
                         // The staged scans' and the column scan's tiles and the staged
                         // reduce's stages may pass the default 48 KiB: opt in.
                         f.set_attribute(
@@ -147,7 +150,7 @@ impl Loaded {
     }
 
     /// Blocks of `entry` resident on the whole device at once (0 for kernels without dynamic
-    /// shared memory, which do not prefetch).
+    /// shared memory, which do not prefetch, but the row folds).
     pub(crate) fn resident(&self, entry: Entry, mapped: bool) -> u32 {
         let variant = mapped && entry.mappable();
         self.launches

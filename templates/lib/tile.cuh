@@ -48,19 +48,14 @@ struct ms_tile_smem {
     ms_u32 tile;
 };
 
-// Loads `valid` (<= MS_TILE) elements starting at `base` into items[], blocked order, through
-// `Map` (the identity map, or the operator's fused input map); the rest is the identity.
-// `FromEnd`: the tile in reverse order (logical item p is the element at base + MS_TILE - 1 - p,
-// so a partial tile's missing elements are its first logical items): warp w reads warp
-// w's mirror, MS_WARPS - 1 - w, and takes its items from the end of its buffer.
+// Loads one warp's part of a tile: `valid` elements (any count; at most MS_WARP_TILE are read)
+// from `wbase`, read warp-striped and transposed through the warp's buffer `wbuf` into items[],
+// blocked order, through `Map`; the rest is the identity. `FromEnd`: the warp tile in reverse
+// order (its items from the end of the buffer).
 template <typename Map, bool FromEnd = false>
-__device__ __forceinline__ void ms_load_tile(const typename Map::in_t* in, ms_u64 base, ms_u64 valid,
-                                             ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned part = FromEnd ? MS_WARPS - 1 - warp : warp;
-    ms_elem* wbuf = sm.buf[warp];
-    const ms_u64 wbase = base + (ms_u64)part * MS_WARP_TILE;
-    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)part * MS_WARP_TILE;
+__device__ __forceinline__ void ms_load_warp(const typename Map::in_t* in, ms_u64 wbase, ms_i64 wvalid,
+                                             ms_elem (&items)[MS_ITEMS], ms_elem* wbuf) {
+    const unsigned lane = threadIdx.x & 31;
     ms_elem tmp[MS_ITEMS];
     if (wvalid >= MS_WARP_TILE) {
 #pragma unroll
@@ -81,6 +76,21 @@ __device__ __forceinline__ void ms_load_tile(const typename Map::in_t* in, ms_u6
         items[j] = wbuf[MS_PAD(FromEnd ? MS_WARP_TILE - 1 - q : q)];
     }
     __syncwarp();
+}
+
+// Loads `valid` (<= MS_TILE) elements starting at `base` into items[], blocked order, through
+// `Map` (the identity map, or the operator's fused input map); the rest is the identity.
+// `FromEnd`: the tile in reverse order (logical item p is the element at base + MS_TILE - 1 - p,
+// so a partial tile's missing elements are its first logical items): warp w reads warp
+// w's mirror, MS_WARPS - 1 - w, and takes its items from the end of its buffer.
+template <typename Map, bool FromEnd = false>
+__device__ __forceinline__ void ms_load_tile(const typename Map::in_t* in, ms_u64 base, ms_u64 valid,
+                                             ms_elem (&items)[MS_ITEMS], ms_tile_smem& sm) {
+    const unsigned warp = threadIdx.x >> 5;
+    const unsigned part = FromEnd ? MS_WARPS - 1 - warp : warp;
+    const ms_u64 wbase = base + (ms_u64)part * MS_WARP_TILE;
+    const ms_i64 wvalid = (ms_i64)valid - (ms_i64)part * MS_WARP_TILE;
+    ms_load_warp<Map, FromEnd>(in, wbase, wvalid, items, sm.buf[warp]);
 }
 
 // Stores the first `valid` elements of the tile from items[] (blocked order) to out + base;

@@ -25,7 +25,8 @@ pub(crate) use single_pass::{select, single_pass, LookbackState, Select, SingleP
 pub(crate) use tensor_map::TensorMap;
 pub(crate) use textbook::{add_carry, block_scan, reduce_tree, section, BlockScan};
 pub(crate) use tiled::{
-    reduce_shares, reduce_staged, reduce_tiles, tile_scan, tile_totals, FoldLast, TileScan,
+    reduce_rows, reduce_shares, reduce_staged, reduce_tiles, tile_scan, tile_totals, FoldLast,
+    TileScan,
 };
 
 use super::module::Loaded;

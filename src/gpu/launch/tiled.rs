@@ -5,6 +5,7 @@ use super::{addr, config, holds, DevSlice, TensorMap};
 use crate::codegen::{Entry, KernelSet};
 use crate::error::{Error, Result};
 use crate::gpu::module::Loaded;
+use crate::gpu::row_fold::RowPieces;
 use crate::tuning::policy::Shares;
 use crate::tuning::TileShape;
 use cudarc::driver::{CudaStream, DeviceRepr, PushKernelArg};
@@ -89,6 +90,64 @@ pub(crate) unsafe fn reduce_tiles<In: DeviceRepr, T: DeviceRepr>(
             .arg(&parts)
             .arg(&done)
             .arg(&total)
+            .launch(config(blocks, shape.block, 0))
+    }?;
+    Ok(())
+}
+
+/// `reduce_rows(in, out, rows, len, pieces, piece_len)` over `blocks` blocks: each warp folds
+/// whole pieces of `pieces.rows` contiguous rows of `pieces.len` elements, piece `p` of row `r`
+/// into `out[r * pieces.pieces + p]`; through the input map when `mapped`.
+///
+/// # Safety
+/// `k` is a [`KernelSet::TiledReduce`] module rendered for element type `T`, and (when
+/// `mapped`) for an input map from `In`; unmapped, `In` is `T`.
+pub(crate) unsafe fn reduce_rows<In: DeviceRepr, T: DeviceRepr>(
+    s: &CudaStream,
+    k: &Loaded,
+    mapped: bool,
+    blocks: u64,
+    inp: DevSlice<In>,
+    out: DevSlice<T>,
+    pieces: &RowPieces,
+) -> Result<()> {
+    let f = k.function(Entry::ReduceRows, mapped)?;
+    let KernelSet::TiledReduce(shape) = k.set() else {
+        return Err(Error::invalid(
+            "internal: reduce_rows needs a tiled-reduce module",
+        ));
+    };
+    let RowPieces {
+        rows,
+        len,
+        pieces: per_row,
+        piece_len,
+    } = *pieces;
+    let warp_tile = 32 * u64::from(shape.items);
+    if per_row == 0
+        || (per_row > 1 && piece_len % warp_tile != 0)
+        || piece_len.checked_mul(per_row).is_none_or(|l| l < len)
+        || piece_len.saturating_mul(per_row - 1) >= len.max(1)
+    {
+        return Err(Error::invalid(format!(
+            "internal: pieces of whole warp tiles ({warp_tile} elements) that cover each row, none empty ({pieces:?})"
+        )));
+    }
+    holds("the input", &inp, rows.saturating_mul(len))?;
+    holds("the folds", &out, rows.saturating_mul(per_row))?;
+    let (i, o) = (inp.addr(), out.addr());
+    // SAFETY: kernel `(const in_t* in, ms_elem* out, ms_u64 rows, ms_u64 len, ms_u64 pieces,
+    // ms_u64 piece_len)` with in_t = In and ms_elem = T (the caller's obligation); in holds
+    // rows x len elements and out one per piece, every piece within its row (checked above);
+    // the warps of any grid stride over the pieces.
+    unsafe {
+        s.launch_builder(f)
+            .arg(&i)
+            .arg(&o)
+            .arg(&rows)
+            .arg(&len)
+            .arg(&per_row)
+            .arg(&piece_len)
             .launch(config(blocks, shape.block, 0))
     }?;
     Ok(())
