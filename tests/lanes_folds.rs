@@ -5,15 +5,16 @@
 //! folds a second launch folds) and as a thousand; elements of 1, 4, 8, 16 and 24 bytes, exact
 //! operators compared exactly (two not commutative), sums of f32 with NaN and infinities within
 //! a tolerance derived from each row. Also a widening u8 map on device buffers, read in vector
-//! loads from aligned rows and through the warp's buffer otherwise, and a gathered strided view.
+//! loads from aligned rows and through the warp's buffer otherwise, a gathered strided view, and
+//! the same folds by the row kernels with the warp folds turned off.
 
 mod common;
 
-use common::gpu::{gpu, Rng};
+use common::gpu::{gpu, gpu_with, Rng};
 use monoscan::cpu::Sequential;
 use monoscan::lanes::Lanes;
 use monoscan::ops::{Affine, AffineMap, Flagged, Mat2, MatMulMod, Segmented, Sum};
-use monoscan::tuning::{policy, Purpose};
+use monoscan::tuning::{policy, Purpose, Tuning};
 use monoscan::{Backend, Gpu, Map, Monoid};
 use std::fmt::Debug;
 
@@ -168,4 +169,27 @@ fn widening_map_on_device_buffers() {
             "from {from}, {lanes:?}"
         );
     }
+}
+
+/// With the warp folds off ([`Tuning::row_folds`]), the row kernels fold the same rows to the
+/// same totals.
+#[test]
+fn row_kernels_fold_when_warp_folds_are_off() {
+    let Some(g) = gpu_with(Tuning {
+        row_folds: false,
+        ..Tuning::default()
+    }) else {
+        return;
+    };
+    let mut rng = Rng::new(53);
+    exact(&g, &Sum::<i32>::new(), "sum i32, row kernels", &mut || {
+        rng.next_u64() as i32
+    });
+    let p = 1_000_000_007u64;
+    exact(
+        &g,
+        &MatMulMod::default(),
+        "matmul mod p, row kernels",
+        &mut || Mat2::new([0; 4].map(|_: u32| rng.below(p) as u32)),
+    );
 }

@@ -66,6 +66,10 @@ pub struct TuningArgs {
     /// Reduce expensive combines tile by tile, never in the staged reduce's share form.
     #[arg(long)]
     pub no_share_reduce: bool,
+    /// Fold rows (`reduce_lanes`) in the row scan kernels without their stores, never by the
+    /// tiled reduce's warps.
+    #[arg(long)]
+    pub no_row_folds: bool,
     /// Whether 1-D scans run in the share scan's form (each thread folds, then scans, one
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
@@ -146,6 +150,7 @@ impl TuningArgs {
             autotune: !self.no_autotune,
             staged_reduce: !self.no_staged_reduce,
             share_reduce: !self.no_share_reduce,
+            row_folds: !self.no_row_folds,
             share_scan: self.share_scan.unwrap_or(default.share_scan),
             share_stages: self.share_stages,
             tile_order: self.tile_order.unwrap_or(default.tile_order),

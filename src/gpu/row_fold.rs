@@ -70,7 +70,8 @@ pub(crate) fn pieces(rows: u64, len: u64, warp_tile: u64, warps: u64) -> Option<
 
 /// Folds `rows` contiguous rows of `len` elements of `inp` into `totals` (one per row) by warps,
 /// through `k`'s input map when it has one: `false`, with nothing launched, where
-/// [`pieces`] leaves the rows to the row kernels.
+/// [`pieces`] leaves the rows to the row kernels, or the tuning turns the warp folds off
+/// ([`crate::tuning::Tuning::row_folds`]).
 pub(super) fn fold_rows<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,
@@ -78,6 +79,9 @@ pub(super) fn fold_rows<M: Monoid, In: Element>(
     len: u64,
     totals: DevSlice<M::Elem>,
 ) -> Result<bool> {
+    if !k.gpu.tuning.row_folds {
+        return Ok(false);
+    }
     let shape = k.shape(Purpose::Tiles)?;
     let warp_tile = 32 * u64::from(shape.items);
     if pieces(rows, len, warp_tile, 1).is_none() {

@@ -232,6 +232,10 @@ pub struct Tuning {
     /// inputs large enough ([`policy::shares`]) run the share form on sm_90 (each thread folds
     /// one contiguous share, the block reduces once) rather than reducing tile by tile.
     pub share_reduce: bool,
+    /// Whether folds of contiguous rows of at least half a warp tile of the tiled reduce
+    /// (`reduce_lanes`) run its warp folds, each warp folding whole pieces of rows
+    /// (`reduce_rows`); off, the row scan kernels fold them without their stores.
+    pub row_folds: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
     /// Stage buffers of the share scan, 1 or 2 (`None`: the policy's,
@@ -339,6 +343,7 @@ impl Default for Tuning {
             autotune: true,
             staged_reduce: true,
             share_reduce: true,
+            row_folds: true,
             share_scan: ShareScan::Auto,
             share_stages: None,
             tile_order: TileOrder::BlockIndex,
@@ -356,7 +361,7 @@ impl fmt::Display for Tuning {
         };
         write!(
             f,
-            "tile {}, one-tile {}, staged {}, select {}, reduce {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, share scan {} ({} stages), tile order {}",
+            "tile {}, one-tile {}, staged {}, select {}, reduce {}, column {}, tma {}, prefetch {} KiB (first wave {}, rows {}), pace {pace} over {} wave(s), combine {}, chains {}, autotune {}, staged reduce {}, share reduce {}, row folds {}, share scan {} ({} stages), tile order {}",
             shape(self.tile),
             shape(self.one_tile),
             shape(self.staged),
@@ -374,6 +379,7 @@ impl fmt::Display for Tuning {
             if self.autotune { "on" } else { "off" },
             if self.staged_reduce { "on" } else { "off" },
             if self.share_reduce { "on" } else { "off" },
+            if self.row_folds { "on" } else { "off" },
             self.share_scan.name(),
             self.share_stages
                 .map_or("auto".to_string(), |s| s.to_string()),
