@@ -10,13 +10,21 @@
 
 mod common;
 
-use common::gpu::{gpu, gpu_with, Rng};
+use common::gpu::{gpu_with, Rng};
 use monoscan::cpu::Sequential;
 use monoscan::lanes::Lanes;
 use monoscan::ops::{Affine, AffineMap, Flagged, Mat2, MatMulMod, Segmented, Sum};
 use monoscan::tuning::{policy, Purpose, Tuning};
 use monoscan::{Backend, Gpu, Map, Monoid};
 use std::fmt::Debug;
+
+/// A GPU whose folds of rows run the warp folds ([`Tuning::row_folds`]), or `None` (skipped).
+fn warp_folds() -> Option<Gpu> {
+    gpu_with(Tuning {
+        row_folds: true,
+        ..Tuning::default()
+    })
+}
 
 /// Elements per warp tile of the tiled reduce for `M`'s elements on `g`.
 fn warp_tile<M: Monoid>(g: &Gpu) -> usize {
@@ -59,7 +67,8 @@ where
 
 #[test]
 fn exact_operators_of_1_to_24_bytes() {
-    let Some(g) = gpu() else { return };
+    let Some(g) = warp_folds() else { return };
+    let g = &g;
     let mut rng = Rng::new(41);
     exact(g, &Sum::<u8>::new(), "sum u8", &mut || rng.below(256) as u8);
     exact(g, &Sum::<i32>::new(), "sum i32", &mut || {
@@ -91,7 +100,8 @@ fn exact_operators_of_1_to_24_bytes() {
 /// ones.
 #[test]
 fn floats_with_nan_and_infinities() {
-    let Some(g) = gpu() else { return };
+    let Some(g) = warp_folds() else { return };
+    let g = &g;
     let mut rng = Rng::new(43);
     let sum = Sum::<f32>::new();
     for lanes in layouts(warp_tile::<Sum<f32>>(g)) {
@@ -130,7 +140,8 @@ fn floats_with_nan_and_infinities() {
 /// 3-D tensor (gathered into rows first); the totals past the rows stay untouched.
 #[test]
 fn widening_map_on_device_buffers() {
-    let Some(g) = gpu() else { return };
+    let Some(g) = warp_folds() else { return };
+    let g = &g;
     let s = g.stream();
     let widen = Map::new("widen_u8", "(unsigned)x", |x: &u8| u32::from(*x));
     let sum = Sum::<u32>::new();

@@ -66,10 +66,10 @@ pub struct TuningArgs {
     /// Reduce expensive combines tile by tile, never in the staged reduce's share form.
     #[arg(long)]
     pub no_share_reduce: bool,
-    /// Fold rows (`reduce_lanes`) in the row scan kernels without their stores, never by the
-    /// tiled reduce's warps.
-    #[arg(long)]
-    pub no_row_folds: bool,
+    /// Whether folds of rows (`reduce_lanes`) run the tiled reduce's warp folds (`on`) or the
+    /// row scan kernels without their stores (`off`); default: the library's.
+    #[arg(long, value_name = "ON|OFF", value_parser = on_off)]
+    pub row_folds: Option<bool>,
     /// Whether 1-D scans run in the share scan's form (each thread folds, then scans, one
     /// contiguous share): `auto` (where autotuning finds it fastest), `never` or `always`.
     #[arg(long, value_name = "WHEN", value_parser = share_scan)]
@@ -117,6 +117,14 @@ fn share_scan(s: &str) -> Result<ShareScan, String> {
         .ok_or_else(|| format!("`{s}`: expected auto, never or always"))
 }
 
+fn on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}`: expected on or off")),
+    }
+}
+
 fn pace(s: &str) -> Result<Pace, String> {
     match s {
         "auto" => Ok(Pace::Auto),
@@ -150,7 +158,7 @@ impl TuningArgs {
             autotune: !self.no_autotune,
             staged_reduce: !self.no_staged_reduce,
             share_reduce: !self.no_share_reduce,
-            row_folds: !self.no_row_folds,
+            row_folds: self.row_folds.unwrap_or(default.row_folds),
             share_scan: self.share_scan.unwrap_or(default.share_scan),
             share_stages: self.share_stages,
             tile_order: self.tile_order.unwrap_or(default.tile_order),

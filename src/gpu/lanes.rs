@@ -121,8 +121,9 @@ fn gather<M: Monoid, In: Element>(
 /// Folds every lane of `inp` (of `In`: the operator's elements, or its map's input type) into
 /// `totals`, one per lane in lane order, reading each element once and writing only the
 /// totals: one contiguous lane by the 1-D reduction, rows of at least half a warp tile by warps
-/// ([`row_fold`]), shorter rows and columns by the kernels [`scan`] takes for them launched
-/// without an output, any other layout gathered into contiguous rows first.
+/// where the tuning turns them on ([`row_fold`]), other rows and columns by the kernels
+/// [`scan`] takes for them launched without an output, any other layout gathered into
+/// contiguous rows first.
 pub(super) fn reduce<M: Monoid, In: Element>(
     k: &OpKernels<M>,
     inp: DevSlice<In>,

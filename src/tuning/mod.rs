@@ -234,7 +234,8 @@ pub struct Tuning {
     pub share_reduce: bool,
     /// Whether folds of contiguous rows of at least half a warp tile of the tiled reduce
     /// (`reduce_lanes`) run its warp folds, each warp folding whole pieces of rows
-    /// (`reduce_rows`); off, the row scan kernels fold them without their stores.
+    /// (`reduce_rows`); off, the row scan kernels fold them without their stores. Off by
+    /// default: the warp folds are not yet measured against the row kernels on a GPU.
     pub row_folds: bool,
     /// Whether 1-D scans run in the share scan's form where it applies.
     pub share_scan: ShareScan,
@@ -343,7 +344,7 @@ impl Default for Tuning {
             autotune: true,
             staged_reduce: true,
             share_reduce: true,
-            row_folds: true,
+            row_folds: false,
             share_scan: ShareScan::Auto,
             share_stages: None,
             tile_order: TileOrder::BlockIndex,

@@ -162,10 +162,10 @@ impl<M: Monoid> Scanner<'_, M> {
     }
 
     /// The fold of every lane of `input` into `totals` (in lane order), reading each element
-    /// once and writing only the totals: one contiguous lane by the 1-D reduction, rows of
-    /// at least half a warp tile of the tiled reduce by warps (a warp per piece of a row),
-    /// shorter rows and columns by the lane scans' kernels with no output, other layouts
-    /// gathered into contiguous rows first.
+    /// once and writing only the totals: one contiguous lane by the 1-D reduction, rows and
+    /// columns by the lane scans' kernels with no output (rows of at least half a warp tile
+    /// of the tiled reduce by its warps instead where [`crate::tuning::Tuning::row_folds`] is
+    /// on), other layouts gathered into contiguous rows first.
     pub fn reduce_lanes<I, S>(&self, input: &I, lanes: &Lanes, totals: &mut S) -> Result<()>
     where
         I: DevicePtr<M::Elem>,
