@@ -95,7 +95,8 @@ pub(super) fn fold_rows<M: Monoid, In: Element>(
     };
     let blocks = |count: u64| count.div_ceil(warps_per_block).min(resident);
     let stream = &k.gpu.stream;
-    if split.pieces == 1 {
+    // The pieces' folds, through the map.
+    let fold_pieces = |out: DevSlice<M::Elem>| {
         // SAFETY: `kernel` is the tiled-reduce module of this operator, with its input map from
         // `In` when `mapped` (unmapped, `In` is the element type).
         unsafe {
@@ -105,28 +106,20 @@ pub(super) fn fold_rows<M: Monoid, In: Element>(
                 k.mapped,
                 blocks(split.count()),
                 inp,
-                totals,
+                out,
                 &split,
             )
-        }?;
+        }
+    };
+    if split.pieces == 1 {
+        fold_pieces(totals)?;
         return Ok(true);
     }
     let size = std::mem::size_of::<M::Elem>();
     let mut scratch = k.gpu.lock_scratch();
     let mut carve = scratch.carve(stream, bytes_for(split.count(), size, 1))?;
     let folds = carve.take::<M::Elem>(split.count())?;
-    // SAFETY: as above.
-    unsafe {
-        launch::reduce_rows(
-            stream,
-            &kernel,
-            k.mapped,
-            blocks(split.count()),
-            inp,
-            folds,
-            &split,
-        )
-    }?;
+    fold_pieces(folds)?;
     // Each row's pieces, in order: rows of `pieces` folds, one piece each.
     let of_pieces = RowPieces {
         rows,
