@@ -78,26 +78,26 @@ impl Loaded {
                     map_in_size
                 };
                 let dynamic = spec.set.dynamic_smem(entry, op.elem_size, in_size);
+                if dynamic > 0
+                    && matches!(
+                        spec.set,
+                        KernelSet::StagedScan(_)
+                            | KernelSet::StagedScanReverse(_)
+                            | KernelSet::StagedReduce(_)
+                            | KernelSet::ShareScan { .. }
+                            | KernelSet::RowStaged { .. }
+                            | KernelSet::ColumnScan { .. }
+                    )
+                {
+                    // The staged scans' and the column scan's tiles and the staged
+                    // reduce's stages may pass the default 48 KiB: opt in.
+                    f.set_attribute(
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        i32::try_from(dynamic).unwrap_or(i32::MAX),
+                    )?;
+                }
                 // The row folds' grid is the blocks the device holds at once.
                 if dynamic > 0 || entry == Entry::ReduceRows {
-                    if dynamic > 0
-                        && matches!(
-                            spec.set,
-                            KernelSet::StagedScan(_)
-                                | KernelSet::StagedScanReverse(_)
-                                | KernelSet::StagedReduce(_)
-                                | KernelSet::ShareScan { .. }
-                                | KernelSet::RowStaged { .. }
-                                | KernelSet::ColumnScan { .. }
-                        )
-                    {
-                        // The staged scans' and the column scan's tiles and the staged
-                        // reduce's stages may pass the default 48 KiB: opt in.
-                        f.set_attribute(
-                            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            i32::try_from(dynamic).unwrap_or(i32::MAX),
-                        )?;
-                    }
                     let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
                         spec.set.threads(),
                         dynamic,
@@ -149,8 +149,8 @@ impl Loaded {
             .map_or(0, |l| l.dynamic_smem)
     }
 
-    /// Blocks of `entry` resident on the whole device at once (0 for kernels without dynamic
-    /// shared memory, which do not prefetch, but the row folds).
+    /// Blocks of `entry` resident on the whole device at once: recorded for the kernels with
+    /// dynamic shared memory and the row folds, 0 for the others.
     pub(crate) fn resident(&self, entry: Entry, mapped: bool) -> u32 {
         let variant = mapped && entry.mappable();
         self.launches

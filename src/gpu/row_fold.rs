@@ -33,6 +33,18 @@ impl RowPieces {
     pub(crate) fn count(&self) -> u64 {
         self.rows * self.pieces
     }
+
+    /// Whether the pieces cover each row, none empty, every piece but the last whole warp
+    /// tiles of `warp_tile` elements where a row has several.
+    pub(crate) fn covers_rows(&self, warp_tile: u64) -> bool {
+        self.pieces >= 1
+            && (self.pieces == 1 || self.piece_len % warp_tile == 0)
+            && self
+                .piece_len
+                .checked_mul(self.pieces)
+                .is_some_and(|l| l >= self.len)
+            && self.piece_len.saturating_mul(self.pieces - 1) < self.len.max(1)
+    }
 }
 
 /// Pieces of work a resident warp gets: two, so that a warp that finishes early takes another
@@ -148,12 +160,23 @@ mod tests {
 
     /// Every piece but the last is whole warp tiles, the pieces cover the row, none is empty.
     fn covers(p: &RowPieces, warp_tile: u64) {
-        assert!(p.pieces >= 1, "{p:?}");
-        if p.pieces > 1 {
-            assert_eq!(p.piece_len % warp_tile, 0, "{p:?}");
-        }
-        assert!(p.piece_len * p.pieces >= p.len, "{p:?}");
-        assert!(p.piece_len * (p.pieces - 1) < p.len.max(1), "{p:?}");
+        assert!(p.covers_rows(warp_tile), "{p:?}");
+    }
+
+    #[test]
+    fn pieces_that_miss_part_of_a_row_or_split_a_warp_tile_do_not_cover() {
+        let p = |pieces, piece_len| RowPieces {
+            rows: 2,
+            len: 1000,
+            pieces,
+            piece_len,
+        };
+        assert!(p(2, 512).covers_rows(512));
+        assert!(p(1, 1000).covers_rows(512));
+        assert!(!p(0, 1000).covers_rows(512));
+        assert!(!p(2, 500).covers_rows(512));
+        assert!(!p(1, 999).covers_rows(512));
+        assert!(!p(3, 512).covers_rows(512));
     }
 
     #[test]

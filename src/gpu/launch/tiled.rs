@@ -124,11 +124,7 @@ pub(crate) unsafe fn reduce_rows<In: DeviceRepr, T: DeviceRepr>(
         piece_len,
     } = *pieces;
     let warp_tile = 32 * u64::from(shape.items);
-    if per_row == 0
-        || (per_row > 1 && piece_len % warp_tile != 0)
-        || piece_len.checked_mul(per_row).is_none_or(|l| l < len)
-        || piece_len.saturating_mul(per_row - 1) >= len.max(1)
-    {
+    if !pieces.covers_rows(warp_tile) {
         return Err(Error::invalid(format!(
             "internal: pieces of whole warp tiles ({warp_tile} elements) that cover each row, none empty ({pieces:?})"
         )));
